@@ -1,0 +1,127 @@
+"""The FastAPI app: routes per resource, domain errors mapped to HTTP at the edge.
+
+Heavy state (index, embedding model, segmenter) is loaded once in `lifespan`.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from kb.config import Settings
+from kb.errors import (
+    ArticleError,
+    IndexBusyError,
+    IndexMismatchError,
+    IndexMissingError,
+    KbError,
+    NotFoundError,
+    QueryError,
+    QueryTooLargeError,
+)
+from kb.service import KnowledgeBase
+
+from .limits import BodyLimitMiddleware
+from .routes import articles, health, search
+from .settings import ApiSettings
+
+log = logging.getLogger("kb.api")
+
+_STATUS = [
+    (QueryTooLargeError, 413),
+    (QueryError, 422),
+    (NotFoundError, 404),
+    (ArticleError, 422),
+    (IndexBusyError, 503),
+    (IndexMissingError, 503),
+    (IndexMismatchError, 503),
+    (KbError, 400),
+]
+
+
+def _error(status: int, detail: str, headers: dict | None = None) -> JSONResponse:
+    return JSONResponse({"detail": detail}, status_code=status, headers=headers)
+
+
+def _describe_validation(exc: RequestValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
+        if err.get("type") == "json_invalid":
+            return "the body is not valid JSON: send {\"query\": \"...\", \"top_k\": 5}"
+        parts.append(f"{loc or 'body'}: {err.get('msg', 'invalid')}")
+    return "; ".join(parts) or "invalid request"
+
+
+def create_app(settings: ApiSettings | None = None, kb: KnowledgeBase | None = None) -> FastAPI:
+    settings = settings or ApiSettings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        if app.state.kb is None:
+            app.state.kb = KnowledgeBase(Settings.from_env(data_dir=settings.data_dir, embed_model=settings.embed_model))
+        try:
+            app.state.kb.warm()
+        except KbError as exc:
+            log.warning("kb: index not ready yet: %s", exc)
+        yield
+
+    app = FastAPI(
+        title="kb",
+        version="0.1.0",
+        summary="Paste an ML training or serving error; get the root cause and the fix.",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.kb = kb
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+
+    @app.exception_handler(KbError)
+    async def kb_error(request: Request, exc: KbError):
+        for cls, status in _STATUS:
+            if isinstance(exc, cls):
+                headers = {"Retry-After": "2"} if status == 503 else None
+                return _error(status, str(exc), headers)
+        return _error(400, str(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request: Request, exc: RequestValidationError):
+        return _error(422, _describe_validation(exc))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException):
+        return _error(exc.status_code, str(exc.detail), getattr(exc, "headers", None))
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception):
+        log.exception("kb: unexpected error on %s %s", request.method, request.url.path)
+        return _error(500, "internal error: the server log has the details")
+
+    app.include_router(search.router)
+    app.include_router(articles.router)
+    app.include_router(health.router)
+    _mount_optional(app, settings)
+    return app
+
+
+def _mount_optional(app: FastAPI, settings: ApiSettings) -> None:
+    """The web page and the chat-ops bots, when present in this build."""
+    try:
+        from .bots import router as bots_router
+    except ImportError:
+        bots_router = None
+    if bots_router is not None:
+        app.include_router(bots_router.build_router(settings))
+    static = Path(__file__).parent / "static"
+    try:
+        from .routes import web
+    except ImportError:
+        web = None
+    if web is not None and static.exists():
+        app.include_router(web.router)

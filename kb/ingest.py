@@ -1,0 +1,178 @@
+"""Load article files into `Document`s: front matter, scraped-page cleaning, validation.
+
+A bad file is an `ArticleError` naming the file and line, so a batch can report it
+and go on with the rest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+import yaml
+
+from .config import MAX_ARTICLE_BYTES
+from .errors import ArticleError
+from .scraped import clean_scraped_page
+
+ARTICLE_SUFFIXES = (".md", ".markdown", ".txt")
+_ID_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_FIRST_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.M)
+_KNOWN_KEYS = {"id", "title", "lang", "tags", "source"}
+
+
+@dataclass(frozen=True)
+class Document:
+    """One article as read from disk, before parsing into sections."""
+
+    id: str
+    title: str
+    lang: str
+    tags: tuple[str, ...]
+    source: str | None
+    body: str
+    path: str
+    content_hash: str
+    meta: dict = field(default_factory=dict)
+
+
+def detect_lang(text: str) -> str:
+    """`zh` when Chinese characters make up a real share of the letters, else `en`."""
+    cjk = len(_CJK.findall(text))
+    latin = len(re.findall(r"[A-Za-z]", text))
+    return "zh" if cjk and cjk * 3 >= latin * 0.5 else "en"
+
+
+def valid_article_id(article_id: str) -> bool:
+    """Ids become file names and URL parts: a safe, bounded alphabet, no path tricks."""
+    return bool(_ID_OK.match(article_id)) and ".." not in article_id
+
+
+def _decode(raw: bytes, path: str) -> str:
+    if b"\x00" in raw:
+        raise ArticleError(path, "binary file (contains NUL bytes); articles are UTF-8 text")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ArticleError(path, f"not valid UTF-8 (byte {exc.start}); re-save the file as UTF-8", line) from None
+
+
+def _split_front_matter(text: str, path: str) -> tuple[dict, str, int]:
+    """Return (front matter, body, line number where the body starts)."""
+    if not text.startswith("---"):
+        return {}, text, 1
+    lines = text.split("\n")
+    if lines[0].strip() != "---":
+        return {}, text, 1
+    for end in range(1, len(lines)):
+        if lines[end].strip() in ("---", "..."):
+            break
+    else:
+        raise ArticleError(path, "front matter opened with '---' is never closed", 1)
+    try:
+        meta = yaml.safe_load("\n".join(lines[1:end])) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 2 if mark is not None else 1
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise ArticleError(path, f"broken front matter: {problem}", line) from None
+    if not isinstance(meta, dict):
+        raise ArticleError(path, "front matter must be a mapping of keys to values", 2)
+    return meta, "\n".join(lines[end + 1 :]), end + 2
+
+
+def _as_tags(value, path: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [t for t in re.split(r"[,\s]+", value) if t]
+    if not isinstance(value, list):
+        raise ArticleError(path, "front matter 'tags' must be a list of strings", 2)
+    return tuple(str(t).strip() for t in value if str(t).strip())
+
+
+def content_hash(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()
+
+
+def parse_document(raw: bytes, path: str, default_id: str | None = None) -> Document:
+    """Bytes of one article file -> Document. `path` decides the format by its suffix."""
+    if len(raw) > MAX_ARTICLE_BYTES:
+        raise ArticleError(path, f"file is {len(raw)} bytes; the limit for one article is {MAX_ARTICLE_BYTES}")
+    text = _decode(raw, path).replace("\r\n", "\n").replace("\r", "\n")
+    if not text.strip():
+        raise ArticleError(path, "empty file")
+    stem = Path(path).stem if default_id is None else default_id
+    if path.endswith(".txt"):
+        page = clean_scraped_page(text)
+        meta: dict = {"byline": page.byline} if page.byline else {}
+        body, title = page.markdown, page.title
+    else:
+        meta, body, _ = _split_front_matter(text, path)
+        heading = _FIRST_HEADING.search(body)
+        title = str(meta.get("title") or (heading.group(1) if heading else "")).strip()
+    if not body.strip():
+        raise ArticleError(path, "the article has front matter but no text")
+    article_id = str(meta.get("id") or stem).strip()
+    if not article_id:
+        raise ArticleError(path, "the article has no id: put `id: some-id` in its front matter", 1)
+    if not valid_article_id(article_id):
+        raise ArticleError(path, f"invalid id {article_id!r}: use letters, digits, '.', '_' or '-' (max 128)", 2)
+    if not title:
+        title = next((ln.strip() for ln in body.splitlines() if ln.strip()), article_id)[:200]
+    lang = str(meta.get("lang") or detect_lang(body)).strip().lower()
+    if lang not in ("zh", "en"):
+        lang = detect_lang(body)
+    source = meta.get("source")
+    extra = {k: v for k, v in meta.items() if k not in _KNOWN_KEYS}
+    return Document(
+        id=article_id,
+        title=title,
+        lang=lang,
+        tags=_as_tags(meta.get("tags"), path),
+        source=str(source).strip() if source else None,
+        body=body,
+        path=path,
+        content_hash=content_hash(raw),
+        meta=_jsonable(extra),
+    )
+
+
+def _jsonable(value):
+    """Front matter may hold dates and other YAML types; keep them as plain JSON values."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def load_document(path: Path) -> Document:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ArticleError(str(path), f"cannot read: {exc.strerror or exc}") from None
+    return parse_document(raw, str(path))
+
+
+def find_article_files(paths: list[Path]) -> Iterator[Path]:
+    """Files named directly, and article files under folders (sorted, hidden ones skipped)."""
+    for p in paths:
+        if p.is_dir():
+            for f in sorted(p.rglob("*")):
+                rel = f.relative_to(p).parts
+                if f.is_file() and f.suffix.lower() in ARTICLE_SUFFIXES and not any(
+                    part.startswith(".") for part in rel
+                ) and f.name.upper() not in ("README.MD", "AUTHORING.MD"):
+                    yield f.resolve()
+        elif p.exists():
+            yield p.resolve()
+        else:
+            raise FileNotFoundError(f"{p}: no such file or directory")

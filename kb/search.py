@@ -1,0 +1,367 @@
+"""Read path: open a snapshot and answer a pasted error with ranked articles.
+
+Evidence per article, combined with weights chosen on the eval set:
+- lexical: BM25 over code-aware + jieba tokens of the error signature (and the question),
+  plus a down-weighted BM25 over glossary expansions into the other language;
+- dense: cosine similarity of the signature text to the article's best chunk;
+- template: the query's masked error lines against the article's masked error lines;
+- component: the libraries named by the traceback's frames against the article's.
+`confident` comes from a small logistic model over the top result's evidence.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import bm25s
+import faiss
+import numpy as np
+
+from .config import MAX_QUERY_BYTES, RankingWeights
+from .embed import Encoder
+from .errors import NotFoundError, QueryError, QueryTooLargeError
+from .glossary import Glossary
+from .signature import Signature, extract
+from .store import Manifest, connect
+from .tokenize import Tokenizer
+
+DENSE_CANDIDATES = 100
+POOL_PER_SIGNAL = 30
+_WORD = re.compile(r"<[A-Z]+>|[A-Za-z_][A-Za-z0-9_.]*|[\u4e00-\u9fff]+")
+SNIPPET_CHARS = 500
+
+
+@dataclass(frozen=True)
+class Evidence:
+    lexical: float
+    expansion: float
+    dense: float
+    template: float
+    component: float
+    coverage: float
+
+    def as_dict(self) -> dict:
+        return {k: round(v, 4) for k, v in self.__dict__.items()}
+
+
+@dataclass
+class Result:
+    article_id: str
+    title: str
+    lang: str
+    score: float
+    confidence: float
+    root_cause: str
+    fix: str
+    snippet: str
+    source: str | None
+    tags: list[str]
+    matched_error: str | None
+    evidence: Evidence
+
+    def as_dict(self) -> dict:
+        d = {k: v for k, v in self.__dict__.items() if k != "evidence"}
+        d["score"] = round(self.score, 4)
+        d["confidence"] = round(self.confidence, 4)
+        d["evidence"] = self.evidence.as_dict()
+        return d
+
+
+@dataclass
+class SearchResponse:
+    results: list[Result]
+    confident: bool
+    expanded_terms: list[str] = field(default_factory=list)
+    signature: dict = field(default_factory=dict)
+    took_ms: float = 0.0
+
+    def as_dict(self) -> dict:
+        return {
+            "results": [r.as_dict() for r in self.results],
+            "confident": self.confident,
+            "expanded_terms": self.expanded_terms,
+            "signature": self.signature,
+            "took_ms": round(self.took_ms, 2),
+        }
+
+
+@dataclass
+class Candidates:
+    """Evidence for one query: per-article arrays (normalised) and per-candidate matches."""
+
+    sig: Signature
+    q_tokens: list[str]
+    exp_tokens: list[str]
+    expanded_terms: list[str]
+    lexical: np.ndarray
+    expansion: np.ndarray
+    dense: np.ndarray
+    chunk_scores: np.ndarray
+    templates: dict[int, tuple[float, int]]
+    components: dict[int, float]
+    pool: list[int]
+
+
+@dataclass(frozen=True)
+class ArticleMeta:
+    id: str
+    title: str
+    lang: str
+    tags: tuple[str, ...]
+    source: str | None
+    error_lines: tuple[str, ...]
+    templates: tuple[str, ...]
+    components: tuple[str, ...]
+
+
+def validate_query(query: str) -> str:
+    if not isinstance(query, str) or not query.strip():
+        raise QueryError("the query is empty: paste an error message, a traceback or a question")
+    if len(query.encode("utf-8", "replace")) > MAX_QUERY_BYTES:
+        raise QueryTooLargeError(
+            f"the query is {len(query.encode('utf-8', 'replace'))} bytes; the limit is {MAX_QUERY_BYTES}: "
+            "paste the end of the traceback (the last exception and the lines above it)"
+        )
+    return query
+
+
+def _words(template: str) -> frozenset[str]:
+    return frozenset(w.lower() for w in _WORD.findall(template) if not w.startswith("<"))
+
+
+class Searcher:
+    """One open snapshot, ready to answer. Immutable after load, so safe across threads."""
+
+    def __init__(self, snapshot: Path, encoder: Encoder, tokenizer: Tokenizer, glossary: Glossary,
+                 weights: RankingWeights):
+        self.path = snapshot
+        self.manifest = Manifest.read(snapshot / "manifest.json")
+        self.encoder, self.tokenizer, self.glossary, self.weights = encoder, tokenizer, glossary, weights
+        self._db = connect(snapshot / "kb.sqlite", readonly=True)
+        self._db_lock = threading.Lock()
+        self.lexical = bm25s.BM25.load(str(snapshot / "lexical"), mmap=False, show_progress=False)
+        self.dense = faiss.read_index(str(snapshot / "dense.faiss"))
+        chunk_ids = np.load(snapshot / "chunk_ids.npy")
+        df = json.loads((snapshot / "df.json").read_text())
+        self.n_chunks, self.df = max(1, df["n"]), df["df"]
+
+        self.articles: list[ArticleMeta] = []
+        index_of: dict[str, int] = {}
+        for r in self._db.execute("SELECT id, title, lang, tags, source, error_lines, templates, components FROM articles ORDER BY id"):
+            index_of[r["id"]] = len(self.articles)
+            self.articles.append(ArticleMeta(
+                r["id"], r["title"], r["lang"], tuple(json.loads(r["tags"])), r["source"],
+                tuple(json.loads(r["error_lines"])), tuple(json.loads(r["templates"])), tuple(json.loads(r["components"])),
+            ))
+        self.index_of = index_of
+        owner = dict(self._db.execute("SELECT id, article_id FROM chunks").fetchall())
+        self.chunk_article = np.array([index_of[owner[int(c)]] for c in chunk_ids], dtype=np.int64)
+        self.chunk_ids = chunk_ids
+        self.exact_templates: dict[str, list[tuple[int, int]]] = {}
+        self.template_words: list[list[frozenset[str]]] = []
+        for ai, a in enumerate(self.articles):
+            self.template_words.append([_words(t) for t in a.templates])
+            for li, t in enumerate(a.templates):
+                self.exact_templates.setdefault(t, []).append((ai, li))
+
+    # -- evidence ---------------------------------------------------------
+
+    def _per_article_max(self, chunk_scores: np.ndarray) -> np.ndarray:
+        out = np.zeros(len(self.articles), dtype=np.float32)
+        if len(chunk_scores):
+            np.maximum.at(out, self.chunk_article, chunk_scores.astype(np.float32))
+        return out
+
+    def _bm25(self, tokens: list[str]) -> np.ndarray:
+        tokens = list(dict.fromkeys(tokens))
+        if not tokens or not len(self.chunk_ids):
+            return np.zeros(len(self.chunk_ids), dtype=np.float32)
+        return np.asarray(self.lexical.get_scores(tokens), dtype=np.float32)
+
+    def _idf(self, token: str) -> float:
+        df = self.df.get(token, 0)
+        return math.log(1 + (self.n_chunks - df + 0.5) / (df + 0.5))
+
+    def _templates(self, sig: Signature, candidates: set[int]) -> dict[int, tuple[float, int]]:
+        """article index -> (match strength 0..1, index of the article's matched error line)."""
+        found: dict[int, tuple[float, int]] = {}
+        qwords = [(t, _words(t)) for t in sig.templates[:20]]
+        for t, _ in qwords:
+            for ai, li in self.exact_templates.get(t, ()):
+                found[ai] = (1.0, li)
+        for ai in candidates:
+            if ai in found:
+                continue
+            best = (0.0, -1)
+            for _, qw in qwords:
+                if len(qw) < 3:
+                    continue
+                for li, aw in enumerate(self.template_words[ai]):
+                    if not aw:
+                        continue
+                    overlap = len(qw & aw)
+                    strength = overlap / max(len(qw), min(len(aw), 8))
+                    if strength > best[0]:
+                        best = (strength, li)
+            if best[0] >= 0.5:
+                found[ai] = best
+        return found
+
+    def _component_match(self, sig: Signature, ai: int) -> float:
+        if not sig.components:
+            return 0.0
+        a = self.articles[ai]
+        mine = {c.split(".")[0] for c in a.components} | {t.lower() for t in a.tags}
+        deep = {".".join(c.split(".")[:2]) for c in a.components}
+        score = 0.0
+        for c in sig.components[:3]:
+            if ".".join(c.split(".")[:2]) in deep:
+                score = max(score, 1.0)
+            elif c.split(".")[0] in mine:
+                score = max(score, 0.5)
+        return score
+
+    def _coverage(self, q_tokens: list[str], ai: int) -> float:
+        """Share of the query's IDF mass that the article contains: low when the corpus has no word for it."""
+        q = set(q_tokens)
+        if not q:
+            return 0.0
+        with self._db_lock:
+            rows = self._db.execute("SELECT tokens FROM chunks WHERE article_id = ?", (self.articles[ai].id,)).fetchall()
+        have = set()
+        for r in rows:
+            have.update(r[0].split())
+        total = sum(self._idf(t) for t in q)
+        return sum(self._idf(t) for t in q if t in have) / total if total else 0.0
+
+    # -- the search -------------------------------------------------------
+
+    def gather(self, query: str) -> "Candidates":
+        """All evidence for a query, over a weight-independent candidate pool."""
+        validate_query(query)
+        sig = extract(query)
+        qtext = sig.text() or query[:2000]
+        q_tokens = self.tokenizer(qtext)
+        expansion = self.glossary.expand(sig.prose or qtext)
+        q_set = set(q_tokens)
+        exp_tokens = [t for t in self.tokenizer(expansion.added_text) if t not in q_set] if expansion.added_text else []
+
+        lex_chunks = self._bm25(q_tokens)
+        exp_chunks = self._bm25(exp_tokens) if exp_tokens else np.zeros_like(lex_chunks)
+        lex = self._per_article_max(lex_chunks)
+        exp = self._per_article_max(exp_chunks)
+        norm = float(max(lex.max(initial=0.0), exp.max(initial=0.0), 1e-9))
+
+        dense_chunks = np.zeros(len(self.chunk_ids), dtype=np.float32)
+        if self.weights.dense > 0 and len(self.chunk_ids):
+            qvec = self.encoder.encode([qtext[:2000]], query=True)
+            sims, rows = self.dense.search(qvec, min(DENSE_CANDIDATES, len(self.chunk_ids)))
+            for sim, row in zip(sims[0], rows[0]):
+                if row >= 0:
+                    dense_chunks[row] = max(float(sim), 0.0)
+        dense = self._per_article_max(dense_chunks)
+
+        pool: set[int] = set()
+        for signal in (lex, exp, dense):
+            pool.update(int(i) for i in np.argsort(-signal)[:POOL_PER_SIGNAL] if signal[i] > 0)
+        templates = self._templates(sig, pool)
+        pool |= set(templates)
+        return Candidates(
+            sig=sig, q_tokens=q_tokens, exp_tokens=exp_tokens, expanded_terms=list(expansion.fired),
+            lexical=lex / norm, expansion=exp / norm, dense=dense, chunk_scores=lex_chunks + dense_chunks,
+            templates=templates, components={ai: self._component_match(sig, ai) for ai in pool}, pool=sorted(pool),
+        )
+
+    def rank(self, c: "Candidates", weights: RankingWeights) -> list[tuple[float, int]]:
+        w = weights
+        scored = [
+            (float(w.lexical * c.lexical[ai] + w.expansion * c.expansion[ai] + w.dense * c.dense[ai]
+                   + w.template * c.templates.get(ai, (0.0, -1))[0] + w.component * c.components.get(ai, 0.0)), ai)
+            for ai in c.pool
+        ]
+        scored.sort(key=lambda x: (-x[0], self.articles[x[1]].id))
+        return scored
+
+    def evidence(self, c: "Candidates", ai: int) -> Evidence:
+        return Evidence(float(c.lexical[ai]), float(c.expansion[ai]), float(c.dense[ai]),
+                        c.templates.get(ai, (0.0, -1))[0], c.components.get(ai, 0.0),
+                        self._coverage(c.q_tokens + c.exp_tokens, ai))
+
+    def search(self, query: str, top_k: int = 5) -> SearchResponse:
+        c = self.gather(query)
+        scored = self.rank(c, self.weights)
+        results = []
+        for rank, (score, ai) in enumerate(scored[:top_k]):
+            nxt = scored[rank + 1][0] if rank + 1 < len(scored) else 0.0
+            ev = self.evidence(c, ai)
+            conf = self.confidence(ev, max(0.0, score - nxt) if rank == 0 else 0.0)
+            results.append(self._result(ai, score, conf, ev, c.templates.get(ai), c.chunk_scores))
+        confident = bool(results) and results[0].confidence >= self.weights.confident_threshold
+        sig = c.sig
+        return SearchResponse(
+            results=results,
+            confident=confident,
+            expanded_terms=c.expanded_terms,
+            signature={
+                "exception": sig.exception,
+                "lines": list(sig.lines[:5]),
+                "templates": list(sig.templates[:5]),
+                "components": list(sig.components),
+            },
+        )
+
+    def confidence(self, ev: Evidence, margin: float) -> float:
+        """Logistic model over the top result's evidence; coefficients fitted on the eval set."""
+        c = self.weights
+        z = (c.conf_bias + c.conf_lexical * ev.lexical + c.conf_dense * ev.dense + c.conf_template * ev.template
+             + c.conf_coverage * ev.coverage + c.conf_margin * margin)
+        return 1.0 / (1.0 + math.exp(-z))
+
+    def _result(self, ai: int, score: float, confidence: float, ev: Evidence, tpl: tuple[float, int] | None,
+                chunk_scores: np.ndarray) -> Result:
+        a = self.articles[ai]
+        with self._db_lock:
+            row = self._db.execute("SELECT root_cause, fix FROM articles WHERE id = ?", (a.id,)).fetchone()
+            mine = np.nonzero(self.chunk_article == ai)[0]
+            best = int(self.chunk_ids[mine[np.argmax(chunk_scores[mine])]]) if len(mine) else None
+            text = self._db.execute("SELECT text FROM chunks WHERE id = ?", (best,)).fetchone()[0] if best is not None else ""
+        matched = a.error_lines[tpl[1]] if tpl and tpl[1] >= 0 else None
+        return Result(
+            article_id=a.id, title=a.title, lang=a.lang, score=score, confidence=confidence,
+            root_cause=row["root_cause"], fix=row["fix"], snippet=_snippet(text), source=a.source,
+            tags=list(a.tags), matched_error=matched, evidence=ev,
+        )
+
+    # -- articles ---------------------------------------------------------
+
+    def get_article(self, article_id: str) -> dict:
+        with self._db_lock:
+            row = self._db.execute("SELECT * FROM articles WHERE id = ?", (article_id,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"no article with id {article_id!r}")
+        return {
+            "article_id": row["id"], "title": row["title"], "lang": row["lang"], "tags": json.loads(row["tags"]),
+            "source": row["source"], "meta": json.loads(row["meta"]), "root_cause": row["root_cause"],
+            "fix": row["fix"], "error_lines": json.loads(row["error_lines"]), "body": row["body"],
+        }
+
+    def list_ids(self) -> list[str]:
+        return [a.id for a in self.articles]
+
+    def stats(self) -> dict:
+        m = self.manifest
+        return {"articles": m.articles, "chunks": m.chunks, "model_id": m.model_id,
+                "format_version": m.format_version, "snapshot": self.path.name, "built_at": m.created}
+
+    def close(self) -> None:
+        self._db.close()
+
+
+def _snippet(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= SNIPPET_CHARS else text[:SNIPPET_CHARS].rsplit(" ", 1)[0] + " …"

@@ -1,0 +1,266 @@
+"""The data dir on disk: immutable index snapshots, a pointer to the live one, a writer lock.
+
+Layout:
+    CURRENT                 name of the live snapshot, replaced atomically (os.replace)
+    snapshots/<name>/       kb.sqlite (articles, chunks), lexical/ (BM25), dense.faiss, manifest.json
+    embeddings.sqlite       vector cache keyed by (model id, text hash): unchanged text is never re-encoded
+    ingest.lock             held by the one writer at a time
+
+A writer builds a whole new snapshot beside the live one and flips CURRENT last, so a
+crash at any point leaves the previous snapshot live and readable.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import shutil
+import sqlite3
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+
+from .errors import IndexBusyError, IndexMismatchError, IndexMissingError
+
+FORMAT_VERSION = 1
+KEEP_SNAPSHOTS = 2
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS articles (
+    id TEXT PRIMARY KEY,
+    path TEXT NOT NULL,
+    title TEXT NOT NULL,
+    lang TEXT NOT NULL,
+    tags TEXT NOT NULL,            -- JSON list
+    source TEXT,
+    meta TEXT NOT NULL,            -- JSON object: unknown front-matter keys
+    body TEXT NOT NULL,            -- Markdown as ingested
+    root_cause TEXT NOT NULL,
+    fix TEXT NOT NULL,
+    error_lines TEXT NOT NULL,     -- JSON list of the article's error lines
+    templates TEXT NOT NULL,       -- JSON list: masked error lines, same order
+    components TEXT NOT NULL,      -- JSON list of library components
+    content_hash TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY,        -- row in the lexical and dense indexes
+    article_id TEXT NOT NULL REFERENCES articles(id) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    heading_path TEXT NOT NULL,    -- JSON list
+    kind TEXT NOT NULL,
+    text TEXT NOT NULL,
+    tokens TEXT NOT NULL,          -- space-joined lexical tokens
+    embed_hash TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_article ON chunks(article_id);
+"""
+
+
+@dataclass(frozen=True)
+class Manifest:
+    format_version: int
+    model_id: str
+    dim: int
+    articles: int
+    chunks: int
+    created: float
+
+    @classmethod
+    def read(cls, path: Path) -> "Manifest":
+        data = json.loads(path.read_text())
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__})
+
+    def write(self, path: Path) -> None:
+        write_atomic(path, json.dumps(self.__dict__, indent=2).encode())
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
+def fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class DataDir:
+    """Paths and the small protocols (lock, pointer flip, clean-up) of one data dir."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+
+    @property
+    def snapshots(self) -> Path:
+        return self.root / "snapshots"
+
+    @property
+    def articles_dir(self) -> Path:
+        """Where articles written through the API are kept as files (so they survive and re-ingest)."""
+        return self.root / "articles"
+
+    def current_name(self) -> str | None:
+        try:
+            name = (self.root / "CURRENT").read_text().strip()
+        except FileNotFoundError:
+            return None
+        return name or None
+
+    def current(self) -> Path:
+        name = self.current_name()
+        if not name or not (self.snapshots / name / "manifest.json").exists():
+            raise IndexMissingError(
+                f"no index in {self.root} yet: run `kb ingest corpus/` (or pass --data-dir / set KB_DATA_DIR)"
+            )
+        return self.snapshots / name
+
+    def new_snapshot_dir(self) -> Path:
+        self.snapshots.mkdir(parents=True, exist_ok=True)
+        name = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{time.monotonic_ns() % 10**9:09d}"
+        path = self.snapshots / f".building-{name}"
+        path.mkdir()
+        return path
+
+    def publish(self, building: Path) -> Path:
+        """Make a finished snapshot live: rename into place, then flip CURRENT."""
+        final = self.snapshots / building.name.removeprefix(".building-")
+        for f in building.rglob("*"):
+            if f.is_file():
+                with open(f, "rb") as fh:
+                    os.fsync(fh.fileno())
+        os.replace(building, final)
+        fsync_dir(self.snapshots)
+        write_atomic(self.root / "CURRENT", final.name.encode())
+        self._prune_old(keep=final.name)
+        return final
+
+    def _prune_old(self, keep: str) -> None:
+        """Keep the live snapshot and the one before it (readers may still have it open)."""
+        done = sorted(
+            (p for p in self.snapshots.iterdir() if p.is_dir() and not p.name.startswith(".")),
+            key=lambda p: p.name,
+        )
+        older = [p for p in done if p.name != keep]
+        for old in older[: max(0, len(older) - (KEEP_SNAPSHOTS - 1))]:
+            shutil.rmtree(old, ignore_errors=True)
+        for stale in self.snapshots.glob(".building-*"):
+            if not _pid_alive(stale.name):
+                shutil.rmtree(stale, ignore_errors=True)
+
+    @contextmanager
+    def writer_lock(self, wait: float | None = None, on_wait=None) -> Iterator[None]:
+        """One writer per data dir. Waits up to `wait` seconds (None: forever), then IndexBusyError."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.root / "ingest.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            deadline = None if wait is None else time.monotonic() + wait
+            told = False
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except OSError as exc:
+                    if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                        raise
+                    if deadline is not None and time.monotonic() >= deadline:
+                        raise IndexBusyError(
+                            f"another writer is updating {self.root} (held by {_lock_holder(fd)}); try again when it is done"
+                        ) from None
+                    if on_wait and not told:
+                        on_wait(f"waiting for another writer to finish with {self.root} ({_lock_holder(fd)})")
+                        told = True
+                    time.sleep(0.1)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"pid {os.getpid()}".encode(), 0)
+            yield
+        finally:
+            os.close(fd)
+
+
+def _lock_holder(fd: int) -> str:
+    try:
+        return os.pread(fd, 64, 0).decode() or "unknown process"
+    except OSError:
+        return "unknown process"
+
+
+def _pid_alive(building_name: str) -> bool:
+    try:
+        pid = int(building_name.split("-")[2])
+        os.kill(pid, 0)
+        return pid != os.getpid()
+    except (IndexError, ValueError, ProcessLookupError):
+        return False
+    except PermissionError:
+        return True
+
+
+def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
+    if readonly:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+    else:
+        conn = sqlite3.connect(path, check_same_thread=False)
+        conn.execute("PRAGMA foreign_keys = ON")
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def check_manifest(manifest: Manifest, model_id: str | None, where: Path) -> None:
+    if manifest.format_version != FORMAT_VERSION:
+        raise IndexMismatchError(
+            f"the index in {where} has format version {manifest.format_version}, this kb reads version "
+            f"{FORMAT_VERSION}: rebuild it with `kb ingest --rebuild PATH...`"
+        )
+    if model_id is not None and model_id != manifest.model_id:
+        raise IndexMismatchError(
+            f"the index in {where} was built with embedding model {manifest.model_id!r}, but {model_id!r} "
+            f"was asked for: unset KB_EMBED_MODEL to use the index's model, or re-ingest with the new one "
+            f"(`kb ingest --rebuild PATH...`)"
+        )
+
+
+class EmbeddingCache:
+    """Vectors by (model id, text hash), so re-ingesting unchanged text costs no encoding."""
+
+    def __init__(self, path: Path):
+        self.conn = sqlite3.connect(path, check_same_thread=False)
+        self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS vectors (model_id TEXT, text_hash TEXT, vector BLOB, "
+            "PRIMARY KEY (model_id, text_hash))"
+        )
+
+    def get_many(self, model_id: str, hashes: list[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        for i in range(0, len(hashes), 500):
+            part = hashes[i : i + 500]
+            rows = self.conn.execute(
+                f"SELECT text_hash, vector FROM vectors WHERE model_id = ? AND text_hash IN ({','.join('?' * len(part))})",
+                [model_id, *part],
+            )
+            for h, blob in rows:
+                found[h] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    def put_many(self, model_id: str, items: dict[str, np.ndarray]) -> None:
+        with self.conn:
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
+                [(model_id, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items.items()],
+            )
+
+    def close(self) -> None:
+        self.conn.close()

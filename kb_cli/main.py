@@ -1,0 +1,211 @@
+"""The `kb` command: a thin shell over `kb.KnowledgeBase` (no retrieval logic here)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from kb.config import Settings, default_data_dir
+from kb.errors import KbError
+
+from . import render
+
+DATA_DIR_HELP = "Index location. Default: $KB_DATA_DIR, else $XDG_DATA_HOME/kb, else ~/.local/share/kb."
+data_dir_option = click.option(
+    "--data-dir", type=click.Path(file_okay=False, path_type=Path), envvar="KB_DATA_DIR",
+    default=None, help=DATA_DIR_HELP,
+)
+
+
+def _kb(data_dir: Path | None):
+    from kb.service import KnowledgeBase
+
+    return KnowledgeBase(Settings.from_env(data_dir=data_dir))
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(package_name="kb")
+def cli() -> None:
+    """kb: paste an ML training or serving error, get the root cause and the fix.
+
+    \b
+    Typical use:
+      kb ingest corpus/                      build the index from the bundled articles
+      kb search "NCCL timeout in allreduce"  ask with a one-liner
+      python train.py 2>&1 | tail -80 | kb search   paste a traceback on stdin
+      kb serve                               HTTP API and web page on 127.0.0.1:8000
+      kb eval corpus/eval/queries.jsonl      measure retrieval quality
+
+    Environment: KB_DATA_DIR (index location), KB_EMBED_MODEL (embedding model:
+    'all-MiniLM-L6-v2' bundled, a local sentence-transformers directory, or 'hash'),
+    KB_URL (make `kb search` ask a running `kb serve` instead of loading the index).
+    """
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@data_dir_option
+@click.option("--prune", is_flag=True, help="Remove articles whose files no longer exist.")
+@click.option("--rebuild", is_flag=True, help="Re-index every article (e.g. after changing KB_EMBED_MODEL).")
+@click.option("--no-wait", is_flag=True, help="Exit at once if another ingest holds the data dir, instead of waiting.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+def ingest(paths, data_dir, prune, rebuild, no_wait, as_json, quiet):
+    """Add or update articles from files and folders (.md, .markdown, .txt).
+
+    Unchanged files are skipped (by content hash), a changed file replaces its old
+    version, and a bad file is reported as `path: line: reason` and skipped. The
+    exit code is 1 when some file failed. The previous index stays live until the
+    new one is complete, so searches keep working and a crash loses nothing.
+
+    \b
+    Examples:
+      kb ingest corpus/
+      kb ingest notes/new-article.md --data-dir /srv/kb
+      kb ingest corpus/ --prune        # also drop articles whose files were deleted
+    """
+    kb = _kb(data_dir)
+    progress = None if (quiet or as_json) else render.Progress()
+    try:
+        report = kb.ingest(
+            list(paths), prune=prune, rebuild=rebuild, progress=progress,
+            wait=0 if no_wait else None, on_wait=lambda m: click.echo(m, err=True),
+        )
+    except KbError as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        if progress:
+            progress.close()
+    if as_json:
+        click.echo(json.dumps(report.as_dict(), ensure_ascii=False, indent=2))
+    else:
+        render.ingest_report(report, kb.settings.data_dir)
+    if report.failed:
+        sys.exit(1)
+
+
+@cli.command()
+@click.argument("query", required=False)
+@data_dir_option
+@click.option("-k", "top_k", default=5, show_default=True, type=click.IntRange(1, 50), help="How many articles.")
+@click.option("--json", "as_json", is_flag=True, help="Print the full answer as JSON (for scripts).")
+@click.option("--url", envvar="KB_URL", default=None, help="Ask a running `kb serve` at this URL (env KB_URL).")
+@click.option("--full", is_flag=True, help="Show the whole root cause and fix, not a trimmed view.")
+def search(query, data_dir, top_k, as_json, url, full):
+    """Find the articles that explain an error.
+
+    QUERY is an error line, a question, or `-`/nothing to read a paste from stdin
+    (a whole traceback or log is fine: kb picks out the signal lines and masks
+    volatile numbers, paths and ranks itself).
+
+    \b
+    Examples:
+      kb search "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+      kb search "训练卡在 Using /root/.cache/torch_extensions 不动了"
+      kb search < traceback.txt
+      kb search --json -k 3 "NCCL watchdog timeout" | jq '.results[0].fix'
+    """
+    if query in (None, "-"):
+        if sys.stdin.isatty():
+            click.echo("Paste the error, then press Ctrl-D:", err=True)
+        query = sys.stdin.read()
+    try:
+        if url:
+            from .remote import search_remote
+
+            answer = search_remote(url, query, top_k)
+        else:
+            answer = _kb(data_dir).search(query, top_k=top_k).as_dict()
+    except KbError as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps(answer, ensure_ascii=False, indent=2))
+    else:
+        render.answer(answer, full=full)
+
+
+@cli.command()
+@click.argument("article_id")
+@data_dir_option
+@click.option("--json", "as_json", is_flag=True, help="Print the article as JSON.")
+def show(article_id, data_dir, as_json):
+    """Print one article by id (as listed by `kb search`)."""
+    try:
+        article = _kb(data_dir).get_article(article_id)
+    except KbError as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps(article, ensure_ascii=False, indent=2))
+    else:
+        click.echo(render.title(article["title"]) + f"  [{article['article_id']}]")
+        click.echo(article["body"])
+
+
+@cli.command()
+@data_dir_option
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="TCP port (0: any free port).")
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64), help="Worker processes.")
+def serve(data_dir, host, port, workers):
+    """Run the HTTP API (and the web page) over the index.
+
+    \b
+    POST /v1/search  {"query": "...", "top_k": 5}
+    GET  /v1/articles/{id}   GET /healthz   docs at /docs
+    Writes (POST/DELETE /v1/articles) need KB_ADMIN_TOKEN to be set.
+    """
+    import uvicorn
+
+    if data_dir:
+        os.environ["KB_DATA_DIR"] = str(data_dir)
+    os.environ.setdefault("KB_DATA_DIR", str(default_data_dir()))
+    try:
+        _kb(data_dir).data.current()
+    except KbError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"kb: serving {os.environ['KB_DATA_DIR']} on http://{host}:{port} (docs at /docs)", err=True)
+    uvicorn.run("api.main:create_app", factory=True, host=host, port=port, workers=workers,
+                log_level="info", timeout_keep_alive=5)
+
+
+@cli.command("eval")
+@click.argument("queries", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@data_dir_option
+@click.option("-k", "top_k", default=5, show_default=True, type=click.IntRange(1, 50))
+@click.option("--json", "as_json", is_flag=True, help="Print figures (and per-query misses) as JSON.")
+@click.option("--misses", is_flag=True, help="List the queries whose relevant article was not ranked first.")
+def eval_cmd(queries, data_dir, top_k, as_json, misses):
+    """Measure retrieval on a JSON-lines query set.
+
+    Each line: {"qid", "query", "relevant": [article ids], "kind"}; `relevant: []`
+    means the corpus does not cover it and `confident` must be false. Prints
+    recall@1, recall@5, MRR, confident-accuracy and latency per query kind.
+    """
+    from kb import evaluate
+
+    kb = _kb(data_dir)
+    try:
+        qs = evaluate.load_queries(queries)
+        kb.warm()
+        report = evaluate.run(qs, lambda q, k: kb.search(q, top_k=k), k=top_k)
+    except KbError as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        out = report.as_dict()
+        out["misses"] = [
+            {"qid": o.query.qid, "kind": o.query.kind, "relevant": list(o.query.relevant), "got": o.ranked[:3], "confident": o.confident}
+            for o in report.outcomes if not o.confident_right or (o.query.relevant and o.rank != 1)
+        ]
+        click.echo(json.dumps(out, ensure_ascii=False, indent=2))
+    else:
+        render.eval_table(report)
+        if misses:
+            render.eval_misses(report)
+
+
+def main() -> None:  # pragma: no cover
+    cli()

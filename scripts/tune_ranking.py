@@ -1,0 +1,112 @@
+"""Choose the ranking weights and fit the confidence model on the evaluation set.
+
+    .venv/bin/python scripts/tune_ranking.py [--queries corpus/eval/queries.jsonl] [--data-dir DIR]
+
+Evidence is gathered once per query; then a grid over the fusion weights is scored by
+the mean over query kinds of MRR (so no kind is sacrificed for another), and a
+logistic model for `confident` is fitted on the top result's evidence (label: the top
+result is relevant). Prints the table and the values to put in kb/config.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import os
+from collections import defaultdict
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from kb.config import RankingWeights, Settings
+from kb.evaluate import load_queries
+from kb.service import KnowledgeBase
+
+REPO = Path(__file__).resolve().parent.parent
+
+GRID = {
+    "lexical": [1.0],
+    "dense": [0.0, 0.3, 0.6, 1.0, 1.5],
+    "expansion": [0.0, 0.2, 0.4, 0.7, 1.0],
+    "template": [0.0, 0.3, 0.6, 1.0],
+    "component": [0.0, 0.1, 0.3],
+}
+
+
+def mrr_by_kind(searcher, gathered, weights: RankingWeights) -> dict[str, float]:
+    sums: dict[str, list[float]] = defaultdict(list)
+    for q, c in gathered:
+        if not q.relevant:
+            continue
+        ranked = [searcher.articles[ai].id for _, ai in searcher.rank(c, weights)[:5]]
+        rr = next((1 / (i + 1) for i, a in enumerate(ranked) if a in q.relevant), 0.0)
+        sums[q.kind].append(rr)
+    return {k: sum(v) / len(v) for k, v in sums.items()}
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 0.01, steps: int = 4000) -> np.ndarray:
+    """Plain gradient descent; features are few and already on 0..1 scales."""
+    xb = np.hstack([np.ones((len(x), 1)), x])
+    w = np.zeros(xb.shape[1])
+    for _ in range(steps):
+        p = 1 / (1 + np.exp(-xb @ w))
+        grad = xb.T @ (p - y) / len(y) + l2 * np.r_[0, w[1:]]
+        w -= 1.0 * grad
+    return w
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--queries", default=str(REPO / "corpus/eval/queries.jsonl"))
+    ap.add_argument("--data-dir", default=os.environ.get("KB_DATA_DIR", str(REPO / ".kb-data")))
+    args = ap.parse_args()
+    kb = KnowledgeBase(Settings.from_env(data_dir=args.data_dir))
+    searcher = kb.searcher()
+    queries = load_queries(Path(args.queries))
+    gathered = [(q, searcher.gather(q.query)) for q in queries]
+    print(f"{len(gathered)} queries gathered")
+
+    best = None
+    for values in itertools.product(*GRID.values()):
+        w = replace(searcher.weights, **dict(zip(GRID, values)))
+        per_kind = mrr_by_kind(searcher, gathered, w)
+        objective = sum(per_kind.values()) / len(per_kind)
+        if best is None or objective > best[0] + 1e-9:
+            best = (objective, w, per_kind)
+    objective, weights, per_kind = best
+    current = mrr_by_kind(searcher, gathered, searcher.weights)
+    print("MRR by kind   current -> tuned")
+    for k in sorted(per_kind):
+        print(f"  {k:<10} {current.get(k, 0):.3f} -> {per_kind[k]:.3f}")
+    print("tuned weights:", {k: getattr(weights, k) for k in GRID})
+
+    feats, labels = [], []
+    for q, c in gathered:
+        scored = searcher.rank(c, weights)
+        if not scored:
+            continue
+        score, ai = scored[0]
+        margin = score - (scored[1][0] if len(scored) > 1 else 0.0)
+        ev = searcher.evidence(c, ai)
+        feats.append([ev.lexical, ev.dense, ev.template, ev.coverage, margin])
+        labels.append(1.0 if searcher.articles[ai].id in q.relevant else 0.0)
+    x, y = np.array(feats), np.array(labels)
+    coef = fit_logistic(x, y)
+    names = ["conf_bias", "conf_lexical", "conf_dense", "conf_template", "conf_coverage", "conf_margin"]
+    fitted = dict(zip(names, (round(float(v), 3) for v in coef)))
+    probs = 1 / (1 + np.exp(-(np.hstack([np.ones((len(x), 1)), x]) @ coef)))
+    best_t, best_acc = 0.5, 0.0
+    for t in np.arange(0.2, 0.81, 0.05):
+        acc = float(((probs >= t) == (y == 1)).mean())
+        if acc > best_acc + 1e-9:
+            best_t, best_acc = round(float(t), 2), acc
+    print("confidence model:", fitted, f"threshold {best_t} -> confident-accuracy {best_acc:.3f}")
+    print("\nPut into kb/config.py RankingWeights:")
+    print(json.dumps({**{k: getattr(weights, k) for k in GRID}, **fitted, "confident_threshold": best_t}, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,56 @@
+"""Shared fixtures: a small bilingual corpus indexed with the deterministic `hash` encoder.
+
+Most tests use `hash` (no model weights, fast and deterministic); tests marked `slow`
+use the real bundled model.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from kb.config import Settings  # noqa: E402
+from kb.service import KnowledgeBase  # noqa: E402
+from kb.tokenize import Tokenizer  # noqa: E402
+
+DATA = Path(__file__).parent / "data"
+FIXTURE_CORPUS = DATA / "corpus"
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def tokenizer() -> Tokenizer:
+    return Tokenizer()
+
+
+@pytest.fixture
+def corpus_copy(tmp_path) -> Path:
+    """A writable copy of the fixture corpus (tests edit and delete files in it)."""
+    dest = tmp_path / "corpus"
+    shutil.copytree(FIXTURE_CORPUS, dest)
+    return dest
+
+
+@pytest.fixture
+def settings(tmp_path) -> Settings:
+    return Settings(data_dir=tmp_path / "data", embed_model="hash")
+
+
+@pytest.fixture
+def kb(settings, corpus_copy, tokenizer) -> KnowledgeBase:
+    base = KnowledgeBase(settings, tokenizer=tokenizer)
+    report = base.ingest([corpus_copy])
+    assert not report.failed, report.failed
+    return base
+
+
+def cli_env(data_dir: Path, **extra) -> dict:
+    env = {**os.environ, "KB_DATA_DIR": str(data_dir), "KB_EMBED_MODEL": "hash", "HF_HUB_OFFLINE": "1"}
+    env.pop("KB_URL", None)
+    env.update(extra)
+    return env

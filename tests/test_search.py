@@ -1,0 +1,95 @@
+"""Search as a user meets it: the right article first, root cause and fix as fields, honest confidence."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import cli_env
+from kb.errors import QueryError, QueryTooLargeError
+
+TRACEBACK_60 = "\n".join(
+    [f"{i:>3}%|{'#' * (i // 10)}| {i}/100 [00:0{i % 10}<00:10, 3.1it/s]" for i in range(0, 60, 3)]
+    + ["[2026-11-20 08:14:03,112] [INFO] [engine.py:1211] step=1200 loss=1.873"] * 5
+    + [
+        "Traceback (most recent call last):",
+        '  File "/home/alice/proj/train.py", line 88, in <module>',
+        "    trainer.train()",
+        '  File "/opt/conda/lib/python3.10/site-packages/transformers/trainer.py", line 1859, in train',
+        "    return inner_training_loop(",
+        '  File "/opt/conda/lib/python3.10/site-packages/transformers/trainer.py", line 2291, in _inner_training_loop',
+        "    self._maybe_log_save_evaluate(tr_loss, grad_norm, model, trial, epoch)",
+        '  File "/opt/conda/lib/python3.10/site-packages/transformers/trainer.py", line 2732, in _maybe_log_save_evaluate',
+        "    metrics = self.evaluate(ignore_keys=ignore_keys_for_eval)",
+        '  File "/opt/conda/lib/python3.10/site-packages/transformers/trainer.py", line 3594, in evaluation_loop',
+        "    logits = self.accelerator.gather_for_metrics((logits))",
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 7.81 GiB. GPU 3 has a total capacity of 39.39 GiB of which 1.12 GiB is free.",
+    ]
+    + [f"wandb: {k}: {v}" for k, v in zip("abcdefghijklmnopqrst", range(20))]
+)
+
+
+def test_one_result_per_article_with_fields(kb):
+    resp = kb.search("NCCL watchdog caught collective operation timeout ALLREDUCE", top_k=5)
+    ids = [r.article_id for r in resp.results]
+    assert ids[0] == "nccl-p2p-hang" and len(ids) == len(set(ids))
+    top = resp.results[0]
+    assert "PCIe" in top.root_cause
+    assert "```bash\nexport NCCL_P2P_DISABLE=1\n```" in top.fix
+    assert top.title.startswith("NCCL all_reduce hangs") and top.tags == ["nccl", "distributed", "hang"]
+
+
+def test_pasted_traceback_finds_eval_oom(kb):
+    assert len(TRACEBACK_60.splitlines()) >= 60
+    resp = kb.search(TRACEBACK_60)
+    assert resp.results[0].article_id == "cuda-oom-eval"
+    assert resp.results[0].matched_error and "CUDA out of memory" in resp.results[0].matched_error
+
+
+def test_template_match_ignores_volatile_numbers(kb):
+    resp = kb.search("Invalidate trace cache @ step 12: expected module 4, but got module 88")
+    top = resp.results[0]
+    assert top.article_id == "zero3-trace-cache"
+    assert top.evidence.template == 1.0 and resp.confident
+
+
+def test_chinese_question_around_english_error(kb):
+    resp = kb.search("请问批量生成的时候报 Asking to pad but the tokenizer does not have a padding token 怎么办？")
+    assert resp.results[0].article_id == "tokenizer-pad"
+
+
+def test_unrelated_query_is_not_confident(kb):
+    resp = kb.search("Horovod MPI_Allreduce segfault with OpenMPI 4.1 on a TPU pod")
+    assert not resp.confident
+
+
+def test_empty_and_huge_queries_are_rejected(kb):
+    with pytest.raises(QueryError, match="empty"):
+        kb.search("   \n ")
+    with pytest.raises(QueryTooLargeError, match="limit"):
+        kb.search("x" * (64 * 1024 + 1))
+
+
+def test_cli_search_reads_a_paste_on_stdin(kb, settings):
+    proc = subprocess.run([sys.executable, "-m", "kb_cli", "search", "--json", "-k", "3"], input=TRACEBACK_60,
+                          capture_output=True, text=True, env=cli_env(settings.data_dir))
+    assert proc.returncode == 0, proc.stderr
+    answer = json.loads(proc.stdout)
+    assert answer["results"][0]["article_id"] == "cuda-oom-eval"
+    assert set(answer["results"][0]) >= {"article_id", "title", "lang", "score", "root_cause", "fix", "snippet", "source", "tags"}
+
+
+def test_cli_search_human_output(kb, settings):
+    proc = subprocess.run([sys.executable, "-m", "kb_cli", "search", "NCCL watchdog timeout"],
+                          capture_output=True, text=True, env=cli_env(settings.data_dir))
+    assert proc.returncode == 0, proc.stderr
+    assert "Root cause:" in proc.stdout and "Fix:" in proc.stdout and "NCCL_P2P_DISABLE=1" in proc.stdout
+
+
+def test_cli_without_index_says_what_to_do(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "kb_cli", "search", "x"], capture_output=True, text=True,
+                          env=cli_env(tmp_path / "nothing"))
+    assert proc.returncode == 1 and "kb ingest" in proc.stderr and "Traceback" not in proc.stderr
