@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import logging
 from contextlib import asynccontextmanager
-from pathlib import Path
-
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -28,7 +26,8 @@ from kb.errors import (
 from kb.service import KnowledgeBase
 
 from .limits import BodyLimitMiddleware
-from .routes import articles, health, search
+from .bots import build_router as build_bot_router
+from .routes import articles, health, search, web
 from .settings import ApiSettings
 
 log = logging.getLogger("kb.api")
@@ -106,22 +105,6 @@ def create_app(settings: ApiSettings | None = None, kb: KnowledgeBase | None = N
     app.include_router(search.router)
     app.include_router(articles.router)
     app.include_router(health.router)
-    _mount_optional(app, settings)
+    app.include_router(build_bot_router(settings))
+    app.include_router(web.router)
     return app
-
-
-def _mount_optional(app: FastAPI, settings: ApiSettings) -> None:
-    """The web page and the chat-ops bots, when present in this build."""
-    try:
-        from .bots import router as bots_router
-    except ImportError:
-        bots_router = None
-    if bots_router is not None:
-        app.include_router(bots_router.build_router(settings))
-    static = Path(__file__).parent / "static"
-    try:
-        from .routes import web
-    except ImportError:
-        web = None
-    if web is not None and static.exists():
-        app.include_router(web.router)

@@ -137,40 +137,31 @@ def parse_sections(markdown: str, title: str = "") -> list[Section]:
             kind = classify_heading(heading)
             if kind:
                 break
-        if kind is None:
-            kind = classify_content(body)
-        sections.append(Section(heading_path=shown_path, kind=kind, text=body, code_blocks=code))
-    return _split_headless(sections)
+        if kind is not None:
+            sections.append(Section(heading_path=shown_path, kind=kind, text=body, code_blocks=code))
+        else:
+            sections.extend(_classify_by_paragraph(Section(shown_path, OTHER, body, code)))
+    return sections
 
 
-_PARA_SPLIT = re.compile(r"\n\s*\n")
-
-
-def _split_headless(sections: list[Section]) -> list[Section]:
-    """An article with no useful headings is one long section: classify it paragraph by paragraph."""
-    if any(s.kind in (CAUSE, FIX) for s in sections):
-        return sections
+def _classify_by_paragraph(s: Section) -> list[Section]:
+    """No telling heading: classify paragraph by paragraph; a paragraph with no cue continues the last kind."""
     out: list[Section] = []
-    for s in sections:
-        paras = split_paragraphs(s.text)
-        if len(paras) < 2:
-            out.append(s)
-            continue
-        kind = SYMPTOM
-        for para in paras:
-            if para.lstrip().startswith(("```", "~~~")):
-                para_kind = ERROR if _ERROR_CUES.search(para) and kind in (SYMPTOM, ERROR) else kind
-            else:
-                para_kind = classify_content(para)
-                if para_kind == OTHER:
-                    para_kind = kind
-            kind = para_kind
-            code = [c for c in s.code_blocks if c and c in para]
-            if out and out[-1].kind == para_kind and out[-1].heading_path == s.heading_path:
-                out[-1].text += "\n\n" + para
-                out[-1].code_blocks.extend(code)
-            else:
-                out.append(Section(heading_path=s.heading_path, kind=para_kind, text=para, code_blocks=code))
+    kind = SYMPTOM if not s.heading_path else OTHER
+    for para in split_paragraphs(s.text):
+        if para.lstrip().startswith(("```", "~~~")):
+            para_kind = ERROR if _ERROR_CUES.search(para) and kind in (SYMPTOM, ERROR, OTHER) else kind
+        else:
+            para_kind = classify_content(para)
+            if para_kind == OTHER:
+                para_kind = SYMPTOM if kind == ERROR else kind
+        kind = para_kind
+        code = [c for c in s.code_blocks if c and c in para]
+        if out and out[-1].kind == para_kind:
+            out[-1].text += "\n\n" + para
+            out[-1].code_blocks.extend(code)
+        else:
+            out.append(Section(heading_path=s.heading_path, kind=para_kind, text=para, code_blocks=code))
     return out
 
 

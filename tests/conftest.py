@@ -54,3 +54,24 @@ def cli_env(data_dir: Path, **extra) -> dict:
     env.pop("KB_URL", None)
     env.update(extra)
     return env
+
+
+ADMIN_TOKEN = "test-admin-token-0123456789"
+
+
+@pytest.fixture
+def api_settings(settings):
+    from api.settings import ApiSettings
+
+    return ApiSettings(data_dir=settings.data_dir, embed_model="hash", admin_token=ADMIN_TOKEN)
+
+
+@pytest.fixture
+def client(kb, api_settings):
+    """A TestClient over the real app and the fixture index (lifespan runs)."""
+    from fastapi.testclient import TestClient
+
+    from api.main import create_app
+
+    with TestClient(create_app(api_settings, kb=kb)) as c:
+        yield c

@@ -12,7 +12,7 @@ from conftest import cli_env
 from kb.errors import QueryError, QueryTooLargeError
 
 TRACEBACK_60 = "\n".join(
-    [f"{i:>3}%|{'#' * (i // 10)}| {i}/100 [00:0{i % 10}<00:10, 3.1it/s]" for i in range(0, 60, 3)]
+    [f"{i:>3}%|{'#' * (i // 10)}| {i}/100 [00:0{i % 10}<00:10, 3.1it/s]" for i in range(0, 69, 3)]
     + ["[2026-11-20 08:14:03,112] [INFO] [engine.py:1211] step=1200 loss=1.873"] * 5
     + [
         "Traceback (most recent call last):",
