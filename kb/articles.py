@@ -10,6 +10,7 @@ from .chunk import Chunk, chunk_sections
 from .ingest import Document
 from .parse import CAUSE, ERROR, FIX, parse_sections, section_text
 from .signature import extract, is_error_line, mask
+from .glossary import Glossary
 from .tokenize import Tokenizer
 
 # Error text quoted in prose: "…", “…”, `…`, 「…」
@@ -21,6 +22,8 @@ _MAX_ERROR_LINES = 40
 class PreparedChunk:
     chunk: Chunk
     tokens: tuple[str, ...]
+    bridge_tokens: tuple[str, ...]
+    """Glossary terms of the other language for this chunk: lets a question in one language meet an article in the other."""
     embed_text: str
     embed_hash: str
 
@@ -57,7 +60,7 @@ def _dedupe(items: list[str]) -> list[str]:
     return [x for x in items if x and not (x in seen or seen.add(x))]
 
 
-def prepare_article(doc: Document, tokenizer: Tokenizer) -> PreparedArticle:
+def prepare_article(doc: Document, tokenizer: Tokenizer, glossary: Glossary) -> PreparedArticle:
     sections = parse_sections(doc.body, doc.title)
     chunks = chunk_sections(sections)
     error_lines, components = article_error_lines(sections, doc.body)
@@ -66,9 +69,11 @@ def prepare_article(doc: Document, tokenizer: Tokenizer) -> PreparedArticle:
     for ch in chunks:
         heading = " > ".join(ch.heading_path)
         embed_text = f"{doc.title}\n{heading}\n{ch.text}" if heading else f"{doc.title}\n{ch.text}"
-        tokens = tokenizer(f"{doc.title}\n{heading}\n{ch.text}")
+        text = f"{doc.title}\n{heading}\n{ch.text}"
+        tokens = tokenizer(text)
+        bridge = tokenizer(glossary.expand(text).added_text)
         prepared.append(
-            PreparedChunk(ch, tuple(tokens), embed_text, hashlib.sha256(embed_text.encode()).hexdigest())
+            PreparedChunk(ch, tuple(tokens), tuple(bridge), embed_text, hashlib.sha256(embed_text.encode()).hexdigest())
         )
     return PreparedArticle(
         doc=doc,

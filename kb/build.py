@@ -23,6 +23,7 @@ from .articles import PreparedArticle, prepare_article
 from .config import Settings
 from .embed import Encoder, load_encoder
 from .errors import ArticleError, IndexMissingError, KbError
+from .glossary import Glossary, load_glossary
 from .ingest import Document, find_article_files, load_document
 from .store import (
     FORMAT_VERSION,
@@ -78,10 +79,12 @@ def _noop(stage: str, done: int, total: int) -> None:
 class Writer:
     """Applies a batch of upserts and deletes to the live snapshot, producing a new one."""
 
-    def __init__(self, settings: Settings, tokenizer: Tokenizer | None = None, progress: Progress | None = None):
+    def __init__(self, settings: Settings, tokenizer: Tokenizer | None = None, glossary: Glossary | None = None,
+                 progress: Progress | None = None):
         self.settings = settings
         self.data = DataDir(settings.data_dir)
         self.tokenizer = tokenizer or Tokenizer()
+        self.glossary = glossary or load_glossary()
         self.progress = progress or _noop
 
     # -- public operations -------------------------------------------------
@@ -174,7 +177,7 @@ class Writer:
             upserts = {**_documents_from(live / "kb.sqlite"), **upserts}
             for a in removed:
                 upserts.pop(a, None)
-        prepared = [prepare_article(d, self.tokenizer) for d in upserts.values()]
+        prepared = [prepare_article(d, self.tokenizer, self.glossary) for d in upserts.values()]
         with conn:
             for a in [*removed, *upserts.keys()]:
                 conn.execute("DELETE FROM articles WHERE id = ?", (a,))
@@ -188,7 +191,7 @@ class Writer:
         return load_encoder(self.settings.embed_model).model_id if self.settings.embed_model else None
 
     def _build_indexes(self, conn: sqlite3.Connection, building: Path, encoder: Encoder) -> int:
-        rows = conn.execute("SELECT id, tokens, embed_hash, (SELECT title FROM articles a WHERE a.id = article_id) AS title, heading_path, text FROM chunks ORDER BY id").fetchall()
+        rows = conn.execute("SELECT id, tokens, bridge_tokens, embed_hash, (SELECT title FROM articles a WHERE a.id = article_id) AS title, heading_path, text FROM chunks ORDER BY id").fetchall()
         chunk_ids = np.array([r["id"] for r in rows], dtype=np.int64)
         corpus_tokens = [r["tokens"].split() for r in rows]
         encoded = 0
@@ -225,9 +228,10 @@ class Writer:
         faiss.write_index(index, str(building / "dense.faiss"))
         np.save(building / "chunk_ids.npy", chunk_ids)
 
-        retriever = bm25s.BM25()
-        retriever.index(corpus_tokens if corpus_tokens else [[""]], show_progress=False)
-        retriever.save(str(building / "lexical"), show_progress=False)
+        for name, token_lists in (("lexical", corpus_tokens), ("bridge", [r["bridge_tokens"].split() for r in rows])):
+            retriever = bm25s.BM25()
+            retriever.index(token_lists if token_lists else [[""]], show_progress=False)
+            retriever.save(str(building / name), show_progress=False)
         df = Counter(t for toks in corpus_tokens for t in set(toks))
         (building / "df.json").write_text(json.dumps({"n": len(rows), "df": df}, ensure_ascii=False))
 
@@ -280,13 +284,17 @@ def _insert(conn: sqlite3.Connection, p: PreparedArticle) -> None:
         ),
     )
     conn.executemany(
-        "INSERT INTO chunks (article_id, ordinal, heading_path, kind, text, tokens, embed_hash) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO chunks (article_id, ordinal, heading_path, kind, text, tokens, bridge_tokens, embed_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (d.id, c.chunk.ordinal, json.dumps(list(c.chunk.heading_path), ensure_ascii=False), c.chunk.kind,
-             c.chunk.text, " ".join(t.replace(" ", "_") for t in c.tokens), c.embed_hash)
+             c.chunk.text, _join(c.tokens), _join(c.bridge_tokens), c.embed_hash)
             for c in p.chunks
         ],
     )
+
+
+def _join(tokens) -> str:
+    return " ".join(t.replace(" ", "_") for t in tokens)
 
 
 def ingest_paths(paths: list[Path], settings: Settings, **kwargs) -> IngestReport:

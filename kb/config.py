@@ -26,18 +26,20 @@ class RankingWeights:
     """How the evidence is combined; values chosen on the eval set by scripts/tune_ranking.py."""
 
     lexical: float = 1.0
-    dense: float = 0.6
-    expansion: float = 0.3
-    template: float = 0.5
-    component: float = 0.1
+    dense: float = 0.4
+    expansion: float = 0.2
+    bridge: float = 0.4
+    cross_boost: float = 2.0
+    template: float = 0.0
+    component: float = 0.3
     # logistic model for `confident`, over the top result's evidence
-    conf_bias: float = -4.0
-    conf_lexical: float = 1.0
-    conf_dense: float = 2.0
-    conf_template: float = 2.0
-    conf_coverage: float = 4.0
-    conf_margin: float = 2.0
-    confident_threshold: float = 0.5
+    conf_bias: float = -0.155
+    conf_lexical: float = -0.494
+    conf_dense: float = 0.684
+    conf_template: float = 0.701
+    conf_coverage: float = 0.724
+    conf_margin: float = 2.308
+    confident_threshold: float = 0.55
 
 
 @dataclass(frozen=True)

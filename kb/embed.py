@@ -81,6 +81,12 @@ class SentenceTransformerEncoder(Encoder):
                 import transformers
                 from sentence_transformers import SentenceTransformer
 
+                import torch
+
+                # One thread per encode: on 2 cores, torch's own thread pool fights the
+                # server's request threads and other processes (measured: 22 ms vs 200+ ms
+                # for a one-line query under load). KB_TORCH_THREADS overrides.
+                torch.set_num_threads(int(os.environ.get("KB_TORCH_THREADS", "1")))
                 transformers.logging.set_verbosity_error()
                 transformers.logging.disable_progress_bar()
                 logging.getLogger("sentence_transformers").setLevel(logging.WARNING)
@@ -91,7 +97,8 @@ class SentenceTransformerEncoder(Encoder):
                         f"cannot load embedding model {self.model_id!r} from {self._path}: {exc}. "
                         "Name an installed sentence-transformers model directory in KB_EMBED_MODEL."
                     ) from None
-                self.dim = int(model.get_sentence_embedding_dimension())
+                dim_of = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+                self.dim = int(dim_of())
                 self._model = model
         return self._model
 

@@ -11,13 +11,20 @@ import re
 from dataclasses import dataclass
 
 # A line that starts the site's furniture: everything from here on is junk.
-_END_MARKERS = {
-    "登录后查看全文", "热门项目推荐", "相关项目推荐", "项目优选", "最新内容推荐",
-    "相关推荐", "猜你喜欢", "推荐阅读", "相关文章", "热门文章", "精选推荐",
-    "阅读全文", "展开全文", "更多推荐",
-}
+_END_MARKER = re.compile(
+    r"^(?:登录后查看全文|登录后发表评论|热门项目推荐|相关项目推荐|项目优选|最新内容推荐|相关推荐|猜你喜欢|推荐阅读|"
+    r"相关文章|热门文章|精选推荐|阅读全文|展开全文|更多推荐|全文完|评论区|"
+    r"Related (?:posts|articles)|Trending repositories|Latest posts|Recommended(?: for you)?|You may also like|"
+    r"Read more|Sign in to read.*|Comments(?: \(\d+\))?|Leave a comment|More from .*)$",
+    re.I,
+)
 # Single junk lines that may stand anywhere.
 _JUNK_LINES = {"收起", "展开", "暂无简介", "点赞", "收藏", "分享", "评论", "举报", "关注", "目录"}
+_JUNK_LINE = re.compile(
+    r"^(?:Home\s*/|Sign in\b|Share this|Copyright\b|©|All rights reserved|Was this (?:article|page) helpful|"
+    r"\d+ (?:people|person) found this helpful|本文对你有帮助吗|\d+ 人觉得有用)",
+    re.I,
+)
 _LANGS = (
     r"Python|C\+\+|C#|C|Java|JavaScript|TypeScript|TSX|JSX|Go|Rust|Kotlin|Swift|Dart|Vue|"
     r"Dockerfile|Shell|HTML|CSS|Less|SCSS|Jinja|Cangjie|Ruby|PHP|Lua|Scala|Jupyter Notebook|"
@@ -26,8 +33,10 @@ _LANGS = (
 _LANG_LINE = re.compile(rf"^(?:{_LANGS})$")
 _COUNT_LINE = re.compile(r"^\d+(?:\.\d+)?\s?[KkMm万w]?$")
 # A project card glued into one line: "...description.Python00", "...方案。00", "- QQwen3...Python00".
-_CARD_TAIL = re.compile(rf"(?:(?<![A-Za-z0-9_\-/.])(?:{_LANGS})\d{{1,5}}|[。.!！)）]\d{{2,5}})$")
-_BYLINE = re.compile(r"^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2})?\s*作者[:：]")
+_CARD_TAIL = re.compile(
+    rf"(?:(?<![A-Za-z0-9_\-/])(?:{_LANGS})\d{{1,5}}|[。.!！)）]\d{{2,5}}|[\u4e00-\u9fff]0\d{{1,3}}|[。！)）](?:{_LANGS}))$"
+)
+_BYLINE = re.compile(r"^(?:\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2})?\s*作者[:：]|(?:Posted|Published) on \d{4}-\d{2}-\d{2})")
 _SENTENCE_END = re.compile(r"[。！？!?；;，,：:]$")
 _COMMAND = re.compile(
     r"^(?:\$ )?(?:pip3?|conda|export|rm|python3?|git|apt(?:-get)?|nvidia-smi|torchrun|deepspeed|"
@@ -57,6 +66,7 @@ def is_junk_line(line: str) -> bool:
         return False
     return (
         s in _JUNK_LINES
+        or bool(_JUNK_LINE.match(s))
         or bool(_LANG_LINE.match(s))
         or bool(_COUNT_LINE.match(s))
         or bool(_CARD_TAIL.search(s))
@@ -75,18 +85,30 @@ def _looks_like_heading(line: str, next_line: str | None) -> bool:
     return len(next_line.strip()) > len(s) or next_line.strip().startswith("-")
 
 
+def _article_start(lines: list[str]) -> int:
+    """Where the article begins: the title line above a byline, else past any leading site furniture."""
+    for i, ln in enumerate(lines[:80]):
+        if _BYLINE.match(ln):
+            j = i - 1
+            while j >= 0 and not lines[j]:
+                j -= 1
+            return max(j, 0)
+    i = 0
+    while i < len(lines) and (not lines[i] or _END_MARKER.match(lines[i]) or is_junk_line(lines[i])):
+        i += 1
+    return i
+
+
 def clean_scraped_page(text: str) -> CleanPage:
     """Title from the first real line; headings from short standalone lines; junk removed."""
-    lines = [ln.rstrip() for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
-    kept: list[str] = []
-    for ln in lines:
-        s = ln.strip()
-        if s in _END_MARKERS:
+    lines = [ln.strip() for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    start = _article_start(lines)
+    body: list[str] = []
+    for ln in lines[start:]:
+        if _END_MARKER.match(ln):
             break
-        if is_junk_line(s):
-            continue
-        kept.append(s)
-    body = [ln for ln in kept]
+        if not is_junk_line(ln):
+            body.append(ln)
     while body and not body[0]:
         body.pop(0)
     title = body.pop(0) if body else ""

@@ -26,12 +26,15 @@ from .config import MAX_QUERY_BYTES, RankingWeights
 from .embed import Encoder
 from .errors import NotFoundError, QueryError, QueryTooLargeError
 from .glossary import Glossary
+from .ingest import detect_lang
 from .signature import Signature, extract
 from .store import Manifest, connect
 from .tokenize import Tokenizer
 
 DENSE_CANDIDATES = 100
 POOL_PER_SIGNAL = 30
+DENSE_QUERY_CHARS = 600
+"""The signature text puts the exception and the user's words first; past this the model adds latency, not signal."""
 _WORD = re.compile(r"<[A-Z]+>|[A-Za-z_][A-Za-z0-9_.]*|[\u4e00-\u9fff]+")
 SNIPPET_CHARS = 500
 
@@ -90,21 +93,22 @@ class SearchResponse:
         }
 
 
+FEATURES = ("lexical", "expansion", "bridge", "dense", "template", "component", "cross")
+"""`cross`: the article is in the other language and the query is prose (no error lines to match exactly)."""
+
+
 @dataclass
 class Candidates:
-    """Evidence for one query: per-article arrays (normalised) and per-candidate matches."""
+    """Evidence for one query: a feature row (FEATURES) per candidate article in `pool`."""
 
     sig: Signature
     q_tokens: list[str]
     exp_tokens: list[str]
     expanded_terms: list[str]
-    lexical: np.ndarray
-    expansion: np.ndarray
-    dense: np.ndarray
-    chunk_scores: np.ndarray
-    templates: dict[int, tuple[float, int]]
-    components: dict[int, float]
     pool: list[int]
+    features: np.ndarray
+    templates: dict[int, tuple[float, int]]
+    chunk_scores: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -145,6 +149,7 @@ class Searcher:
         self._db = connect(snapshot / "kb.sqlite", readonly=True)
         self._db_lock = threading.Lock()
         self.lexical = bm25s.BM25.load(str(snapshot / "lexical"), mmap=False, show_progress=False)
+        self.bridge = bm25s.BM25.load(str(snapshot / "bridge"), mmap=False, show_progress=False)
         self.dense = faiss.read_index(str(snapshot / "dense.faiss"))
         chunk_ids = np.load(snapshot / "chunk_ids.npy")
         df = json.loads((snapshot / "df.json").read_text())
@@ -177,11 +182,11 @@ class Searcher:
             np.maximum.at(out, self.chunk_article, chunk_scores.astype(np.float32))
         return out
 
-    def _bm25(self, tokens: list[str]) -> np.ndarray:
+    def _bm25(self, index: bm25s.BM25, tokens: list[str]) -> np.ndarray:
         tokens = list(dict.fromkeys(tokens))
         if not tokens or not len(self.chunk_ids):
             return np.zeros(len(self.chunk_ids), dtype=np.float32)
-        return np.asarray(self.lexical.get_scores(tokens), dtype=np.float32)
+        return np.asarray(index.get_scores(tokens), dtype=np.float32)
 
     def _idf(self, token: str) -> float:
         df = self.df.get(token, 0)
@@ -247,19 +252,19 @@ class Searcher:
         sig = extract(query)
         qtext = sig.text() or query[:2000]
         q_tokens = self.tokenizer(qtext)
+        q_lang = detect_lang(sig.prose or qtext)
         expansion = self.glossary.expand(sig.prose or qtext)
         q_set = set(q_tokens)
         exp_tokens = [t for t in self.tokenizer(expansion.added_text) if t not in q_set] if expansion.added_text else []
 
-        lex_chunks = self._bm25(q_tokens)
-        exp_chunks = self._bm25(exp_tokens) if exp_tokens else np.zeros_like(lex_chunks)
+        lex_chunks = self._bm25(self.lexical, q_tokens)
         lex = self._per_article_max(lex_chunks)
-        exp = self._per_article_max(exp_chunks)
-        norm = float(max(lex.max(initial=0.0), exp.max(initial=0.0), 1e-9))
+        exp = self._per_article_max(self._bm25(self.lexical, exp_tokens))
+        bridge = self._per_article_max(self._bm25(self.bridge, q_tokens))
 
         dense_chunks = np.zeros(len(self.chunk_ids), dtype=np.float32)
         if self.weights.dense > 0 and len(self.chunk_ids):
-            qvec = self.encoder.encode([qtext[:2000]], query=True)
+            qvec = self.encoder.encode([qtext[:DENSE_QUERY_CHARS]], query=True)
             sims, rows = self.dense.search(qvec, min(DENSE_CANDIDATES, len(self.chunk_ids)))
             for sim, row in zip(sims[0], rows[0]):
                 if row >= 0:
@@ -267,29 +272,40 @@ class Searcher:
         dense = self._per_article_max(dense_chunks)
 
         pool: set[int] = set()
-        for signal in (lex, exp, dense):
+        for signal in (lex, exp, bridge, dense):
             pool.update(int(i) for i in np.argsort(-signal)[:POOL_PER_SIGNAL] if signal[i] > 0)
         templates = self._templates(sig, pool)
         pool |= set(templates)
-        return Candidates(
-            sig=sig, q_tokens=q_tokens, exp_tokens=exp_tokens, expanded_terms=list(expansion.fired),
-            lexical=lex / norm, expansion=exp / norm, dense=dense, chunk_scores=lex_chunks + dense_chunks,
-            templates=templates, components={ai: self._component_match(sig, ai) for ai in pool}, pool=sorted(pool),
-        )
+        ids = sorted(pool)
+        prose = 0.0 if sig.lines else 1.0
+        cross = np.array([(self.articles[ai].lang != q_lang) * prose for ai in ids], dtype=np.float32)
+        # One scale for the three lexical signals, so a weak bridge match stays weak next to an exact one.
+        top = float(max(lex.max(initial=0.0), exp.max(initial=0.0), bridge.max(initial=0.0))) or 1.0
+        feats = np.column_stack([
+            lex[ids] / top, exp[ids] / top, bridge[ids] / top, dense[ids],
+            np.array([templates.get(ai, (0.0, -1))[0] for ai in ids], dtype=np.float32),
+            np.array([self._component_match(sig, ai) for ai in ids], dtype=np.float32),
+            cross,
+        ]) if ids else np.zeros((0, len(FEATURES)), dtype=np.float32)
+        return Candidates(sig=sig, q_tokens=q_tokens, exp_tokens=exp_tokens, expanded_terms=list(expansion.fired),
+                          pool=ids, features=feats, templates=templates, chunk_scores=lex_chunks + dense_chunks)
+
+    @staticmethod
+    def score_matrix(features: np.ndarray, w: RankingWeights) -> np.ndarray:
+        """Fusion: exact evidence plus the bilingual bridge, boosted when the article is in the other language."""
+        lex, exp, bridge, dense, tpl, comp, cross = features.T
+        bilingual = (w.expansion * exp + w.bridge * bridge) * (1.0 + w.cross_boost * cross)
+        return w.lexical * lex + bilingual + w.dense * dense + w.template * tpl + w.component * comp
 
     def rank(self, c: "Candidates", weights: RankingWeights) -> list[tuple[float, int]]:
-        w = weights
-        scored = [
-            (float(w.lexical * c.lexical[ai] + w.expansion * c.expansion[ai] + w.dense * c.dense[ai]
-                   + w.template * c.templates.get(ai, (0.0, -1))[0] + w.component * c.components.get(ai, 0.0)), ai)
-            for ai in c.pool
-        ]
+        scores = self.score_matrix(c.features, weights) if len(c.pool) else np.zeros(0)
+        scored = [(float(sc), ai) for sc, ai in zip(scores, c.pool)]
         scored.sort(key=lambda x: (-x[0], self.articles[x[1]].id))
         return scored
 
     def evidence(self, c: "Candidates", ai: int) -> Evidence:
-        return Evidence(float(c.lexical[ai]), float(c.expansion[ai]), float(c.dense[ai]),
-                        c.templates.get(ai, (0.0, -1))[0], c.components.get(ai, 0.0),
+        f = dict(zip(FEATURES, c.features[c.pool.index(ai)].tolist()))
+        return Evidence(f["lexical"], max(f["expansion"], f["bridge"]), f["dense"], f["template"], f["component"],
                         self._coverage(c.q_tokens + c.exp_tokens, ai))
 
     def search(self, query: str, top_k: int = 5) -> SearchResponse:

@@ -80,7 +80,7 @@ class KnowledgeBase:
     # -- writing ----------------------------------------------------------
 
     def writer(self, progress: Progress | None = None) -> Writer:
-        return Writer(self.settings, tokenizer=self.tokenizer, progress=progress)
+        return Writer(self.settings, tokenizer=self.tokenizer, glossary=self.glossary, progress=progress)
 
     def ingest(self, paths: list[Path], *, prune: bool = False, rebuild: bool = False,
                progress: Progress | None = None, wait: float | None = None, on_wait=None) -> IngestReport:

@@ -56,6 +56,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     kind TEXT NOT NULL,
     text TEXT NOT NULL,
     tokens TEXT NOT NULL,          -- space-joined lexical tokens
+    bridge_tokens TEXT NOT NULL,   -- space-joined glossary terms in the other language
     embed_hash TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS chunks_article ON chunks(article_id);
