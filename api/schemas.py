@@ -17,6 +17,7 @@ class Evidence(BaseModel):
     template: float
     component: float
     coverage: float
+    unknown: float
 
 
 class SearchResultPublic(BaseModel):

@@ -33,13 +33,16 @@ class RankingWeights:
     template: float = 0.0
     component: float = 0.3
     # logistic model for `confident`, over the top result's evidence
-    conf_bias: float = -0.155
-    conf_lexical: float = -0.494
-    conf_dense: float = 0.684
-    conf_template: float = 0.701
-    conf_coverage: float = 0.724
-    conf_margin: float = 2.308
-    confident_threshold: float = 0.55
+    conf_bias: float = 0.413
+    conf_lexical: float = -0.403
+    conf_dense: float = 0.675
+    conf_template: float = 0.628
+    conf_coverage: float = 0.745
+    conf_unknown: float = -1.426
+    conf_margin: float = 1.942
+    confident_threshold: float = 0.6
+    max_unknown: float = 0.5
+    min_coverage: float = 0.1
 
 
 @dataclass(frozen=True)

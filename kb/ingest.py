@@ -40,8 +40,12 @@ class Document:
     meta: dict = field(default_factory=dict)
 
 
+_FENCED = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
+
+
 def detect_lang(text: str) -> str:
-    """`zh` when Chinese characters make up a real share of the letters, else `en`."""
+    """`zh` when Chinese characters make up a real share of the prose (code blocks aside), else `en`."""
+    text = _FENCED.sub(" ", text)
     cjk = len(_CJK.findall(text))
     latin = len(re.findall(r"[A-Za-z]", text))
     return "zh" if cjk and cjk * 3 >= latin * 0.5 else "en"

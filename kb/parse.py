@@ -131,7 +131,7 @@ def parse_sections(markdown: str, title: str = "") -> list[Section]:
             continue
         shown_path = path
         if title and path and path[0].strip() == title.strip():
-            shown_path = path[1:] or path
+            shown_path = path[1:]  # the title says what the article is about, not what this part is
         kind = None
         for heading in reversed(shown_path):
             kind = classify_heading(heading)

@@ -47,6 +47,8 @@ class Evidence:
     template: float
     component: float
     coverage: float
+    unknown: float
+    """Share of the query's IDF mass in words the corpus never uses (e.g. `horovod`, `jax`): high means not covered."""
 
     def as_dict(self) -> dict:
         return {k: round(v, 4) for k, v in self.__dict__.items()}
@@ -121,6 +123,14 @@ class ArticleMeta:
     error_lines: tuple[str, ...]
     templates: tuple[str, ...]
     components: tuple[str, ...]
+
+
+def lead(scored: list[tuple[float, int]]) -> float:
+    """How far the top result stands ahead of the next, relative to its own score (0..1)."""
+    if not scored or scored[0][0] <= 0:
+        return 0.0
+    nxt = scored[1][0] if len(scored) > 1 else 0.0
+    return max(0.0, (scored[0][0] - nxt) / scored[0][0])
 
 
 def validate_query(query: str) -> str:
@@ -244,6 +254,11 @@ class Searcher:
         total = sum(self._idf(t) for t in q)
         return sum(self._idf(t) for t in q if t in have) / total if total else 0.0
 
+    def _unknown(self, q_tokens: list[str]) -> float:
+        q = set(q_tokens)
+        total = sum(self._idf(t) for t in q)
+        return sum(self._idf(t) for t in q if t not in self.df) / total if total else 0.0
+
     # -- the search -------------------------------------------------------
 
     def gather(self, query: str) -> "Candidates":
@@ -306,18 +321,17 @@ class Searcher:
     def evidence(self, c: "Candidates", ai: int) -> Evidence:
         f = dict(zip(FEATURES, c.features[c.pool.index(ai)].tolist()))
         return Evidence(f["lexical"], max(f["expansion"], f["bridge"]), f["dense"], f["template"], f["component"],
-                        self._coverage(c.q_tokens + c.exp_tokens, ai))
+                        self._coverage(c.q_tokens + c.exp_tokens, ai), self._unknown(c.q_tokens))
 
     def search(self, query: str, top_k: int = 5) -> SearchResponse:
         c = self.gather(query)
         scored = self.rank(c, self.weights)
         results = []
         for rank, (score, ai) in enumerate(scored[:top_k]):
-            nxt = scored[rank + 1][0] if rank + 1 < len(scored) else 0.0
             ev = self.evidence(c, ai)
-            conf = self.confidence(ev, max(0.0, score - nxt) if rank == 0 else 0.0)
+            conf = self.confidence(ev, lead(scored) if rank == 0 else 0.0)
             results.append(self._result(ai, score, conf, ev, c.templates.get(ai), c.chunk_scores))
-        confident = bool(results) and results[0].confidence >= self.weights.confident_threshold
+        confident = bool(results) and self.is_confident(results[0].confidence, results[0].evidence)
         sig = c.sig
         return SearchResponse(
             results=results,
@@ -331,11 +345,20 @@ class Searcher:
             },
         )
 
+    def covered(self, ev: Evidence) -> bool:
+        """Gates that only an exact error-template match may skip: most of the query's words must exist
+        in the corpus, and the article must contain a real share of them."""
+        w = self.weights
+        return ev.template >= 0.9 or (ev.unknown <= w.max_unknown and ev.coverage >= w.min_coverage)
+
+    def is_confident(self, confidence: float, ev: Evidence) -> bool:
+        return confidence >= self.weights.confident_threshold and self.covered(ev)
+
     def confidence(self, ev: Evidence, margin: float) -> float:
         """Logistic model over the top result's evidence; coefficients fitted on the eval set."""
         c = self.weights
         z = (c.conf_bias + c.conf_lexical * ev.lexical + c.conf_dense * ev.dense + c.conf_template * ev.template
-             + c.conf_coverage * ev.coverage + c.conf_margin * margin)
+             + c.conf_coverage * ev.coverage + c.conf_unknown * ev.unknown + c.conf_margin * margin)
         return 1.0 / (1.0 + math.exp(-z))
 
     def _result(self, ai: int, score: float, confidence: float, ev: Evidence, tpl: tuple[float, int] | None,

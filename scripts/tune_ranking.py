@@ -23,6 +23,7 @@ import numpy as np
 
 from kb.config import RankingWeights, Settings
 from kb.evaluate import load_queries
+from kb.search import lead
 from kb.service import KnowledgeBase
 
 REPO = Path(__file__).resolve().parent.parent
@@ -54,14 +55,20 @@ def mrr_by_kind(searcher, gathered, weights: RankingWeights) -> dict[str, float]
     return {k: sum(v) / len(v) for k, v in sums.items()}
 
 
-def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 0.01, steps: int = 4000) -> np.ndarray:
-    """Plain gradient descent; features are few and already on 0..1 scales."""
+def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 0.01, steps: int = 50) -> np.ndarray:
+    """L2-regularised logistic regression by Newton's method (a handful of features: converges exactly)."""
     xb = np.hstack([np.ones((len(x), 1)), x])
     w = np.zeros(xb.shape[1])
+    reg = l2 * np.eye(xb.shape[1])
+    reg[0, 0] = 0.0
     for _ in range(steps):
         p = 1 / (1 + np.exp(-xb @ w))
-        grad = xb.T @ (p - y) / len(y) + l2 * np.r_[0, w[1:]]
-        w -= 1.0 * grad
+        grad = xb.T @ (p - y) / len(y) + reg @ w
+        hess = (xb.T * (p * (1 - p))) @ xb / len(y) + reg
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
     return w
 
 
@@ -94,24 +101,25 @@ def main() -> None:
         print(f"  {k:<10} {current.get(k, 0):.3f} -> {per_kind[k]:.3f}")
     print("tuned weights:", {k: getattr(weights, k) for k in GRID})
 
-    feats, labels = [], []
+    feats, labels, gates = [], [], []
     for q, c, _ in gathered:
         scored = searcher.rank(c, weights)
         if not scored:
             continue
         score, ai = scored[0]
-        margin = score - (scored[1][0] if len(scored) > 1 else 0.0)
+        margin = lead(scored)
         ev = searcher.evidence(c, ai)
-        feats.append([ev.lexical, ev.dense, ev.template, ev.coverage, margin])
+        feats.append([ev.lexical, ev.dense, ev.template, ev.coverage, ev.unknown, margin])
+        gates.append(searcher.covered(ev))
         labels.append(1.0 if searcher.articles[ai].id in q.relevant else 0.0)
     x, y = np.array(feats), np.array(labels)
     coef = fit_logistic(x, y)
-    names = ["conf_bias", "conf_lexical", "conf_dense", "conf_template", "conf_coverage", "conf_margin"]
+    names = ["conf_bias", "conf_lexical", "conf_dense", "conf_template", "conf_coverage", "conf_unknown", "conf_margin"]
     fitted = dict(zip(names, (round(float(v), 3) for v in coef)))
     probs = 1 / (1 + np.exp(-(np.hstack([np.ones((len(x), 1)), x]) @ coef)))
     best_t, best_acc = 0.5, 0.0
     for t in np.arange(0.2, 0.81, 0.05):
-        acc = float(((probs >= t) == (y == 1)).mean())
+        acc = float((((probs >= t) & np.array(gates)) == (y == 1)).mean())
         if acc > best_acc + 1e-9:
             best_t, best_acc = round(float(t), 2), acc
     print("confidence model:", fitted, f"threshold {best_t} -> confident-accuracy {best_acc:.3f}")

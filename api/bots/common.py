@@ -1,0 +1,156 @@
+"""Pieces every bot shares: the search call, off-by-default, dedupe, outbound HTTP, safe XML."""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import logging
+import re
+import threading
+import time
+import xml.etree.ElementTree as ET
+from collections import OrderedDict
+from typing import Any, Awaitable, Callable
+
+import httpx
+from fastapi import HTTPException
+
+from kb.errors import KbError
+
+from ..runner import run_blocking
+from ..settings import ApiSettings
+from .format import Answer, build_answer, empty_answer, error_answer
+
+log = logging.getLogger("kb.bots")
+
+TOP_K = 3
+OUTBOUND_TIMEOUT_S = 10.0
+
+
+def require(settings: ApiSettings, platform: str, **fields: str | None) -> None:
+    """404 while any of the platform's settings is unset: a bot without secrets is off, never open."""
+    missing = [f"KB_{name.upper()}" for name, value in fields.items() if not value]
+    if missing:
+        raise HTTPException(404, f"the {platform} bot is off on this server: set {', '.join(missing)} to enable it")
+
+
+def denied(reason: str) -> HTTPException:
+    """401 for a request whose signature or token does not check out (no search is run)."""
+    return HTTPException(401, reason)
+
+
+def same_secret(given: str | bytes | None, expected: str | bytes) -> bool:
+    """Constant-time comparison; a missing value never matches."""
+    if given is None:
+        return False
+    if isinstance(given, str):
+        given = given.encode("utf-8")
+    if isinstance(expected, str):
+        expected = expected.encode("utf-8")
+    return hmac.compare_digest(given, expected)
+
+
+async def answer_for(request_kb, settings: ApiSettings, text: str) -> Answer:
+    """Search the knowledge base for a chat message and build the neutral answer."""
+    text = (text or "").strip()
+    if not text:
+        return empty_answer(text)
+    try:
+        response = await run_blocking(settings, request_kb.search, text, TOP_K)
+    except KbError as exc:
+        return error_answer(text, str(exc))
+    except HTTPException as exc:  # run_blocking's time limit
+        return error_answer(text, str(exc.detail))
+    except Exception:  # noqa: BLE001 - a bot must answer something
+        log.exception("kb.bots: search failed")
+        return error_answer(text, "internal error; the server log has the details")
+    return build_answer(response, text, settings.public_url)
+
+
+class Dedupe:
+    """Remembers ids seen recently (bounded, thread-safe): platforms redeliver on slow or lost acks."""
+
+    def __init__(self, max_items: int = 10_000, ttl_s: float = 24 * 3600):
+        self.max_items, self.ttl_s = max_items, ttl_s
+        self._seen: OrderedDict[str, float] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def first_time(self, key: str | None) -> bool:
+        """True the first time `key` is seen (and records it); an empty key is always new."""
+        if not key:
+            return True
+        now = time.monotonic()
+        with self._lock:
+            while self._seen:
+                oldest, at = next(iter(self._seen.items()))
+                if now - at <= self.ttl_s and len(self._seen) < self.max_items:
+                    break
+                self._seen.popitem(last=False)
+            if key in self._seen:
+                return False
+            self._seen[key] = now
+            return True
+
+
+class TokenCache:
+    """An access token fetched by `fetch() -> (token, lifetime_s)`, reused until shortly before expiry."""
+
+    def __init__(self, fetch: Callable[[], Awaitable[tuple[str, float]]]):
+        self._fetch = fetch
+        self._token: str | None = None
+        self._expires = 0.0
+        self._lock = asyncio.Lock()
+
+    async def get(self, refresh: bool = False) -> str:
+        async with self._lock:
+            if refresh or not self._token or time.monotonic() >= self._expires:
+                token, lifetime = await self._fetch()
+                self._token = token
+                self._expires = time.monotonic() + max(60.0, float(lifetime) - 300.0)
+            return self._token
+
+
+def http_client() -> httpx.AsyncClient:
+    return httpx.AsyncClient(timeout=OUTBOUND_TIMEOUT_S, follow_redirects=False)
+
+
+async def post_json(url: str, payload: dict, *, headers: dict | None = None, params: dict | None = None) -> Any:
+    """POST JSON; returns the decoded JSON reply (or None), logs HTTP errors instead of raising."""
+    async with http_client() as client:
+        resp = await client.post(url, json=payload, headers=headers, params=params)
+    if resp.status_code >= 400:
+        log.warning("kb.bots: POST %s -> HTTP %s: %s", _redact(url), resp.status_code, resp.text[:300])
+    try:
+        return resp.json()
+    except ValueError:
+        return None
+
+
+def _redact(url: str) -> str:
+    return re.sub(r"(access_token|corpsecret)=[^&]+", r"\1=***", url)
+
+
+def background(name: str, coro_fn: Callable[[], Awaitable[None]]) -> Callable[[], Awaitable[None]]:
+    """Wrap a background job so a failure is logged, never raised into the server."""
+
+    async def run() -> None:
+        try:
+            await coro_fn()
+        except Exception:  # noqa: BLE001
+            log.exception("kb.bots: %s failed", name)
+
+    return run
+
+
+_XML_DANGER = re.compile(rb"<!\s*(DOCTYPE|ENTITY)", re.I)
+
+
+def parse_xml(data: bytes | str) -> ET.Element:
+    """Parse a small XML document after refusing DTDs and entity declarations (XXE, billion laughs)."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    if _XML_DANGER.search(raw):
+        raise HTTPException(400, "XML with a DOCTYPE or ENTITY declaration is not accepted")
+    try:
+        return ET.fromstring(raw)
+    except ET.ParseError as exc:
+        raise HTTPException(400, f"the body is not valid XML: {exc}") from None

@@ -1,0 +1,166 @@
+"""Feishu / Lark (飞书): an app bot fed by event subscription v2 (schema 2.0), HTTP callback mode.
+
+Verification, as in Feishu's event-subscription docs and official SDK:
+- Encrypted bodies `{"encrypt": "<base64>"}`: AES-256-CBC, key = SHA-256(Encrypt Key), the
+  IV is the first 16 bytes of the base64-decoded payload, PKCS#7 padding.
+- Signature (whenever an Encrypt Key is set): `X-Lark-Signature` =
+  hex(SHA-256(X-Lark-Request-Timestamp + X-Lark-Request-Nonce + Encrypt Key + raw body)),
+  compared in constant time. Required on every event; on the one-time `url_verification`
+  it is checked when present (Feishu's own SDK answers the challenge before the signature).
+- Verification Token: `token` (url_verification) or `header.token` (events) must equal
+  KB_FEISHU_VERIFICATION_TOKEN.
+
+`url_verification` is answered with `{"challenge"}`. `im.message.receive_v1` text messages
+(content `{"text": "@_user_1 …"}`, mentions stripped) are acknowledged at once and answered
+in the background: a tenant_access_token from auth/v3/tenant_access_token/internal (cached),
+then POST im/v1/messages?receive_id_type=chat_id with a `post` (rich text) message.
+Redeliveries are dropped by `header.event_id`.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import re
+
+from Crypto.Cipher import AES
+from fastapi import APIRouter, BackgroundTasks, HTTPException, Request
+from fastapi.responses import JSONResponse
+
+from ..settings import ApiSettings
+from .common import Dedupe, TokenCache, answer_for, background, denied, log, post_json, require, same_secret
+from .format import to_feishu
+
+_MENTION_KEY = re.compile(r"@_user_\d+|@_all")
+_TOKEN_ERRORS = {99991661, 99991663, 99991668}
+
+
+def decrypt(encrypt_key: str, encrypted: str) -> str:
+    """Feishu's `encrypt` field -> plaintext JSON (raises ValueError when it does not decrypt)."""
+    try:
+        data = base64.b64decode(encrypted, validate=True)
+    except (ValueError, TypeError):
+        raise ValueError("`encrypt` is not base64") from None
+    if len(data) < 32 or len(data) % 16:
+        raise ValueError("`encrypt` has the wrong length")
+    key = hashlib.sha256(encrypt_key.encode("utf-8")).digest()
+    plain = AES.new(key, AES.MODE_CBC, data[:16]).decrypt(data[16:])
+    pad = plain[-1]
+    if not 1 <= pad <= 16 or plain[-pad:] != bytes([pad]) * pad:
+        raise ValueError("bad padding")
+    return plain[:-pad].decode("utf-8")
+
+
+def signature(timestamp: str, nonce: str, encrypt_key: str, body: bytes) -> str:
+    return hashlib.sha256((timestamp + nonce + encrypt_key).encode("utf-8") + body).hexdigest()
+
+
+def message_text(message: dict) -> str:
+    """The text a user typed in an im.message.receive_v1 text message, mentions removed."""
+    try:
+        content = json.loads(message.get("content") or "{}")
+    except ValueError:
+        return ""
+    text = str(content.get("text", "")) if isinstance(content, dict) else ""
+    for mention in message.get("mentions") or []:
+        key = mention.get("key") if isinstance(mention, dict) else None
+        if key:
+            text = text.replace(key, " ")
+    return _MENTION_KEY.sub(" ", text).strip()
+
+
+def build_router(settings: ApiSettings) -> APIRouter:
+    router = APIRouter()
+    seen_events = Dedupe()
+    api = settings.feishu_api_base.rstrip("/")
+
+    async def fetch_token() -> tuple[str, float]:
+        reply = await post_json(f"{api}/auth/v3/tenant_access_token/internal",
+                                {"app_id": settings.feishu_app_id, "app_secret": settings.feishu_app_secret})
+        if not isinstance(reply, dict) or reply.get("code") != 0 or not reply.get("tenant_access_token"):
+            raise RuntimeError(f"Feishu tenant_access_token failed: {str(reply)[:200]}")
+        return reply["tenant_access_token"], float(reply.get("expire", 7200))
+
+    tokens = TokenCache(fetch_token)
+
+    async def send(chat_id: str, body: dict) -> None:
+        message = {"receive_id": chat_id, **body}
+        for attempt in (0, 1):
+            token = await tokens.get(refresh=attempt == 1)
+            reply = await post_json(f"{api}/im/v1/messages", message, params={"receive_id_type": "chat_id"},
+                                    headers={"Authorization": f"Bearer {token}"})
+            code = reply.get("code") if isinstance(reply, dict) else None
+            if code == 0:
+                return
+            if code not in _TOKEN_ERRORS:
+                break
+        log.warning("kb.bots: Feishu im/v1/messages failed: %s", str(reply)[:300])
+
+    @router.post("/feishu")
+    async def feishu_event(request: Request, tasks: BackgroundTasks):
+        require(settings, "Feishu", feishu_app_id=settings.feishu_app_id,
+                feishu_app_secret=settings.feishu_app_secret,
+                feishu_verification_token=settings.feishu_verification_token)
+        body = await request.body()
+        try:
+            outer = json.loads(body)
+        except ValueError:
+            raise HTTPException(400, "the body is not valid JSON") from None
+        if not isinstance(outer, dict):
+            raise HTTPException(400, "the body is not a Feishu event")
+        encrypt_key = settings.feishu_encrypt_key
+        if "encrypt" in outer:
+            if not encrypt_key:
+                raise denied("the event is encrypted but KB_FEISHU_ENCRYPT_KEY is not set")
+            try:
+                payload = json.loads(decrypt(encrypt_key, str(outer["encrypt"])))
+            except (ValueError, UnicodeDecodeError):
+                raise denied("the event does not decrypt with KB_FEISHU_ENCRYPT_KEY") from None
+            if not isinstance(payload, dict):
+                raise denied("the decrypted event is not a JSON object")
+        else:
+            payload = outer
+
+        is_challenge = payload.get("type") == "url_verification"
+        if encrypt_key:
+            ts = request.headers.get("x-lark-request-timestamp")
+            nonce = request.headers.get("x-lark-request-nonce")
+            sig = request.headers.get("x-lark-signature")
+            if ts is None or nonce is None or not sig:
+                if not is_challenge:
+                    raise denied("missing Feishu signature: X-Lark-Request-Timestamp, X-Lark-Request-Nonce "
+                                 "and X-Lark-Signature are required")
+            elif not hmac.compare_digest(signature(ts, nonce, encrypt_key, body).encode(), sig.strip().encode()):
+                raise denied("bad Feishu signature: check KB_FEISHU_ENCRYPT_KEY")
+
+        header = payload.get("header") if isinstance(payload.get("header"), dict) else {}
+        token = payload.get("token") if is_challenge or not header else header.get("token")
+        if not same_secret(token if isinstance(token, str) else None, settings.feishu_verification_token):
+            raise denied("wrong Feishu verification token: check KB_FEISHU_VERIFICATION_TOKEN")
+
+        if is_challenge:
+            return JSONResponse({"challenge": payload.get("challenge", "")})
+        if payload.get("schema") != "2.0" or header.get("event_type") != "im.message.receive_v1":
+            return JSONResponse({"msg": "ignored"})
+        if not seen_events.first_time(header.get("event_id")):
+            return JSONResponse({"msg": "duplicate"})
+        event = payload.get("event") or {}
+        message = event.get("message") or {}
+        sender = event.get("sender") or {}
+        if message.get("message_type") != "text" or sender.get("sender_type") not in (None, "user") \
+                or not message.get("chat_id"):
+            return JSONResponse({"msg": "ignored"})
+        text = message_text(message)
+        chat_id = message["chat_id"]
+        kb = request.app.state.kb
+
+        async def answer() -> None:
+            ans = await answer_for(kb if text else None, settings, text)
+            await send(chat_id, to_feishu(ans))
+
+        tasks.add_task(background("feishu im/v1/messages", answer))
+        return JSONResponse({"msg": "ok"})
+
+    return router

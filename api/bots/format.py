@@ -1,0 +1,575 @@
+"""One answer formatter for every bot: a neutral `Answer`, then a renderer per platform.
+
+`build_answer` turns a `SearchResponse` into an `Answer` (language, wording, trimming,
+and making untrusted article text inert in ways that hold on every platform: links and
+images shown as plain text, HTML tags stripped, @-mentions defused). The renderers only
+lay the `Answer` out in each platform's syntax and apply that platform's own escaping:
+
+- `to_slack`      -> {"text": mrkdwn, "blocks": [...]}  (`&`, `<`, `>` escaped as Slack asks)
+- `to_mattermost` -> Markdown string
+- `to_dingtalk`   -> {"msgtype": "markdown", "markdown": {"title", "text"}}
+- `to_feishu`     -> {"msg_type": "post", "content": "<json>"}  (rich text, plain-text elements)
+- `to_wecom`      -> {"msgtype": "markdown", "markdown": {"content"}}  (<= 2048 bytes)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Literal
+from urllib.parse import quote
+
+# -- limits ----------------------------------------------------------------
+
+CODE_MAX_LINES = 12
+CODE_MAX_CHARS = 900
+TEXT_MAX_CHARS = 600          # root cause / fix prose of the answer
+MAYBE_TEXT_MAX_CHARS = 220    # the one-line root cause of a "maybe" candidate
+MAYBE_COUNT = 2
+WECOM_MAX_BYTES = 2048        # message/send markdown.content limit
+SLACK_SECTION_MAX = 3000      # a section block's text limit
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def detect_lang(text: str) -> Literal["zh", "en"]:
+    """Chinese if the message has any Chinese character, else English."""
+    return "zh" if _CJK.search(text or "") else "en"
+
+
+# -- wording -----------------------------------------------------------------
+
+_WORDS = {
+    "en": {
+        "root_cause": "Root cause",
+        "fix": "Fix",
+        "excerpt": "From the article",
+        "full_article": "Full article",
+        "maybe": "Maybe",
+        "confidence": "Confidence",
+        "levels": [(0.85, "high", "this article very likely explains your error"),
+                   (0.6, "medium", "this article probably explains your error"),
+                   (0.3, "low", "this article may be related"),
+                   (0.0, "very low", "probably not the same problem")],
+        "headline_none_match": "None of the articles clearly matches this error. The closest ones, maybe:",
+        "tail_none_match": "If none of these fit, the knowledge base may not cover this error yet.",
+        "headline_nothing": "No article in the knowledge base matches this error yet.",
+        "headline_empty": "Paste an error message, a traceback or a question after the command, "
+                          "e.g. `/kb CUDA out of memory during evaluation`.",
+        "headline_error": "kb could not search right now",
+        "trimmed": "Some of the text was trimmed; the full article has all of it",
+        "code_trimmed": "… (trimmed, see the full article)",
+        "searching": "Searching the knowledge base…",
+    },
+    "zh": {
+        "root_cause": "根本原因",
+        "fix": "解决办法",
+        "excerpt": "文章摘录",
+        "full_article": "查看全文",
+        "maybe": "可能相关",
+        "confidence": "把握",
+        "levels": [(0.85, "高", "这篇文章很可能就是你遇到的问题"),
+                   (0.6, "中", "这篇文章大概率能解释你的报错"),
+                   (0.3, "低", "这篇文章可能相关"),
+                   (0.0, "很低", "多半不是同一个问题")],
+        "headline_none_match": "没有哪篇文章能明确对上这个报错。最接近的几篇，也许有用：",
+        "tail_none_match": "如果都不对，说明知识库可能还没有收录这个问题。",
+        "headline_nothing": "知识库里还没有与这个报错匹配的文章。",
+        "headline_empty": "请在命令后粘贴报错信息、traceback 或问题，例如 `/kb 评估时 CUDA out of memory`。",
+        "headline_error": "kb 暂时无法搜索",
+        "trimmed": "部分内容已截断，完整内容请看全文",
+        "code_trimmed": "…（已截断，完整内容见全文）",
+        "searching": "正在搜索知识库…",
+    },
+}
+
+
+def words(lang: str) -> dict:
+    return _WORDS["zh" if lang == "zh" else "en"]
+
+
+def confidence_words(confidence: float, lang: str) -> tuple[str, str]:
+    """(level, sentence) in plain words, e.g. ("high", "this article very likely explains your error")."""
+    for floor, level, sentence in words(lang)["levels"]:
+        if confidence >= floor:
+            return level, sentence
+    return words(lang)["levels"][-1][1:]
+
+
+def searching_text(lang: str) -> str:
+    return words(lang)["searching"]
+
+
+# -- neutral structure -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Block:
+    kind: Literal["text", "code"]
+    text: str
+    lang: str = ""
+
+
+@dataclass
+class Item:
+    article_id: str
+    title: str
+    url: str
+    confidence: float
+    level: str
+    level_sentence: str
+    root_cause: list[Block] = field(default_factory=list)
+    fix: list[Block] = field(default_factory=list)
+    excerpt: list[Block] = field(default_factory=list)
+
+
+@dataclass
+class Answer:
+    lang: Literal["zh", "en"]
+    kind: Literal["answer", "maybe", "nothing", "empty", "error"]
+    headline: str = ""
+    items: list[Item] = field(default_factory=list)
+    tail: str = ""
+    trimmed: bool = False
+
+    @property
+    def confident(self) -> bool:
+        return self.kind == "answer"
+
+    @property
+    def title(self) -> str:
+        """A short title (DingTalk/Feishu want one): the article's, or the headline's start."""
+        if self.kind == "answer" and self.items:
+            return self.items[0].title
+        return _cut(self.headline, 60)[0]
+
+    @property
+    def w(self) -> dict:
+        return words(self.lang)
+
+
+def article_url(public_url: str, article_id: str) -> str:
+    """`{public_url}/articles/{id}`, relative (`/articles/{id}`) when no public URL is set."""
+    return f"{(public_url or '').rstrip('/')}/articles/{quote(article_id, safe='')}"
+
+
+def is_absolute(url: str) -> bool:
+    return url.startswith(("https://", "http://"))
+
+
+# -- making article text inert (platform independent part) -------------------
+
+_FENCE = re.compile(r"^(?P<indent>[ \t]{0,3})(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*)$")
+_IMAGE = re.compile(r"!\[([^\]\n]*)\]\(\s*<?([^)\s>]*)>?(?:\s+\"[^\"]*\")?\s*\)")
+_LINK = re.compile(r"(?<!!)\[([^\]\n]+)\]\(\s*<?([^)\s>]*)>?(?:\s+\"[^\"]*\")?\s*\)")
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_HTML_TAGS = ("a|abbr|b|big|blockquote|br|center|code|del|details|div|em|font|h[1-6]|hr|i|img|ins|kbd|li|mark|"
+              "ol|p|pre|q|s|small|span|strike|strong|sub|summary|sup|table|tbody|td|th|thead|tr|tt|u|ul|at|"
+              "iframe|script|style|video|audio|source|picture|svg|input|button|form|meta|link")
+_HTML_TAG = re.compile(rf"</?(?:{_HTML_TAGS})\b[^<>]*/?>", re.I)
+_MENTION = re.compile(r"@(?=[\w\u4e00-\u9fff])")
+_ZWSP = "\u200b"
+
+
+def defuse_mentions(text: str) -> str:
+    """`@channel`, `@all`, `@所有人`, `@alice` -> a zero-width space after `@`: no platform pings."""
+    return _MENTION.sub("@" + _ZWSP, text)
+
+
+def inert_prose(text: str) -> str:
+    """Article prose made safe to show anywhere: no HTML, no hidden link targets, no mentions."""
+    text = _COMMENT.sub("", text)
+    text = _IMAGE.sub(lambda m: f"[{m.group(1) or 'image'}: {m.group(2)}]" if m.group(2) else m.group(1), text)
+    text = _LINK.sub(lambda m: f"{m.group(1)} ({m.group(2)})" if m.group(2) and m.group(2) != m.group(1) else m.group(1), text)
+    text = _HTML_TAG.sub("", text)
+    return defuse_mentions(text).strip()
+
+
+def split_blocks(markdown: str) -> list[Block]:
+    """Markdown -> prose and fenced-code blocks (an unclosed fence runs to the end)."""
+    blocks: list[Block] = []
+    prose: list[str] = []
+    lines = (markdown or "").replace("\r\n", "\n").split("\n")
+    i = 0
+    while i < len(lines):
+        m = _FENCE.match(lines[i])
+        if not m:
+            prose.append(lines[i])
+            i += 1
+            continue
+        if "\n".join(prose).strip():
+            blocks.append(Block("text", "\n".join(prose).strip()))
+        prose = []
+        fence = m.group("fence")
+        code: list[str] = []
+        i += 1
+        while i < len(lines) and not (lines[i].strip().startswith(fence[0] * len(fence))
+                                      and not lines[i].strip().strip(fence[0])):
+            code.append(lines[i])
+            i += 1
+        i += 1  # the closing fence
+        lang = re.sub(r"[^\w+.-]", "", (m.group("info") or "").split(" ")[0])[:20]
+        blocks.append(Block("code", "\n".join(code).rstrip("\n"), lang))
+    if "\n".join(prose).strip():
+        blocks.append(Block("text", "\n".join(prose).strip()))
+    return blocks
+
+
+def _cut(text: str, limit: int) -> tuple[str, bool]:
+    """At most `limit` characters, cut at a word or sentence boundary, with an ellipsis."""
+    if len(text) <= limit:
+        return text, False
+    head = text[:limit]
+    for sep in ("\n", "。", ". ", "；", "; ", "，", ", ", " "):
+        pos = head.rfind(sep)
+        if pos >= limit * 0.6:
+            head = head[: pos + len(sep)]
+            break
+    return head.rstrip() + "…", True
+
+
+def _prepare(markdown: str, text_limit: int, code_note: str, *, prose_only: bool = False) -> tuple[list[Block], bool]:
+    """Split, make inert and trim one field; returns (blocks, trimmed?)."""
+    out: list[Block] = []
+    trimmed = False
+    budget = text_limit
+    for block in split_blocks(markdown):
+        if block.kind == "text":
+            if budget <= 0:
+                trimmed = True
+                break
+            text, cut = _cut(inert_prose(block.text), budget)
+            budget -= len(text)
+            trimmed |= cut
+            if text:
+                out.append(Block("text", text))
+            if cut:
+                break
+        else:
+            if prose_only:
+                trimmed = True
+                continue
+            lines = block.text.split("\n")
+            code = "\n".join(lines[:CODE_MAX_LINES])
+            cut = len(lines) > CODE_MAX_LINES
+            if len(code) > CODE_MAX_CHARS:
+                code = code[:CODE_MAX_CHARS].rsplit("\n", 1)[0] if "\n" in code[:CODE_MAX_CHARS] else code[:CODE_MAX_CHARS]
+                cut = True
+            if cut:
+                code = code + "\n" + code_note
+            trimmed |= cut
+            out.append(Block("code", code, block.lang))
+    return out, trimmed
+
+
+def _item(result, lang: str, public_url: str, *, maybe: bool) -> tuple[Item, bool]:
+    w = words(lang)
+    level, sentence = confidence_words(float(result.confidence), lang)
+    item = Item(
+        article_id=result.article_id,
+        title=defuse_mentions(_HTML_TAG.sub("", result.title or result.article_id)).strip() or result.article_id,
+        url=article_url(public_url, result.article_id),
+        confidence=float(result.confidence),
+        level=level,
+        level_sentence=sentence,
+    )
+    if maybe:
+        source = result.root_cause or result.snippet or ""
+        blocks, _ = _prepare(source, MAYBE_TEXT_MAX_CHARS, w["code_trimmed"], prose_only=True)
+        if result.root_cause:
+            item.root_cause = blocks
+        else:
+            item.excerpt = blocks
+        return item, False  # a "maybe" is a pointer; its shortness is expected, no trim note
+    item.root_cause, t1 = _prepare(result.root_cause or "", TEXT_MAX_CHARS, w["code_trimmed"])
+    item.fix, t2 = _prepare(result.fix or "", TEXT_MAX_CHARS, w["code_trimmed"])
+    trimmed = t1 or t2
+    if not item.root_cause and not item.fix:
+        item.excerpt, trimmed = _prepare(result.snippet or "", TEXT_MAX_CHARS, w["code_trimmed"])
+    return item, trimmed
+
+
+def build_answer(response, query: str, public_url: str = "") -> Answer:
+    """The neutral answer for a `SearchResponse` (None: the query was empty)."""
+    lang = detect_lang(query)
+    w = words(lang)
+    if response is None:
+        return Answer(lang, "empty", headline=w["headline_empty"])
+    results = list(response.results or [])
+    if not results:
+        return Answer(lang, "nothing", headline=w["headline_nothing"])
+    if response.confident:
+        item, trimmed = _item(results[0], lang, public_url, maybe=False)
+        return Answer(lang, "answer", items=[item], trimmed=trimmed)
+    items = [_item(r, lang, public_url, maybe=True)[0] for r in results[:MAYBE_COUNT]]
+    return Answer(lang, "maybe", headline=w["headline_none_match"], items=items, tail=w["tail_none_match"])
+
+
+def empty_answer(query: str = "") -> Answer:
+    return build_answer(None, query)
+
+
+def error_answer(query: str, detail: str) -> Answer:
+    lang = detect_lang(query)
+    detail = defuse_mentions(_HTML_TAG.sub("", str(detail)))[:300]
+    return Answer(lang, "error", headline=f"{words(lang)['headline_error']}: {detail}")
+
+
+# -- rendering: one layout, per-platform syntax --------------------------------
+
+
+@dataclass(frozen=True)
+class Style:
+    escape: Callable[[str], str]               # prose and titles
+    escape_code: Callable[[str], str]          # inside code blocks
+    bold: Callable[[str], str]
+    link: Callable[[str, str], str]            # (label, absolute url)
+    code: Callable[[str, str], str]            # (escaped code, lang)
+    colon: Callable[[str], str] = lambda lang: "：" if lang == "zh" else ": "
+
+
+def _plain_link(style: Style, label: str, url: str) -> str:
+    return style.link(label, url) if is_absolute(url) else f"{style.escape(label)}: {style.escape(url)}"
+
+
+def _blocks(style: Style, blocks: list[Block]) -> list[str]:
+    out = []
+    for b in blocks:
+        if b.kind == "code":
+            out.append(style.code(style.escape_code(b.text), b.lang))
+        else:
+            out.append(style.escape(b.text))
+    return out
+
+
+def render_sections(answer: Answer, style: Style) -> list[list[str]]:
+    """The answer as sections of lines, in `style`'s syntax. Every platform uses this layout."""
+    w, c = answer.w, style.colon(answer.lang)
+    sections: list[list[str]] = []
+    if answer.kind in ("empty", "nothing", "error"):
+        return [[style.escape(answer.headline)]]
+    if answer.kind == "answer":
+        item = answer.items[0]
+        lines = [style.bold(style.escape(item.title))]
+        for label, blocks in ((w["root_cause"], item.root_cause), (w["fix"], item.fix), (w["excerpt"], item.excerpt)):
+            if not blocks:
+                continue
+            parts = _blocks(style, blocks)
+            if blocks[0].kind == "text":
+                lines.append(f"{style.bold(label + c.strip())} {parts[0]}" if answer.lang == "en"
+                             else f"{style.bold(label + c)}{parts[0]}")
+                lines.extend(parts[1:])
+            else:
+                lines.append(style.bold(label + c.strip()))
+                lines.extend(parts)
+        sections.append(lines)
+        foot = [f"{w['confidence']}{c}{item.level}{' — ' if answer.lang == 'en' else '——'}{item.level_sentence}"]
+        if answer.trimmed:
+            foot.append(_plain_link(style, w["trimmed"], item.url))
+        else:
+            foot.append(_plain_link(style, w["full_article"], item.url))
+        sections.append([style.escape(foot[0]), foot[1]])
+        return sections
+    # maybe
+    sections.append([style.escape(answer.headline)])
+    for n, item in enumerate(answer.items, 1):
+        head = (f"{n}. {style.escape(w['maybe'])}{style.escape(c)}{style.bold(style.escape(item.title))} "
+                f"({style.escape(w['confidence'] + c + item.level)})")
+        lines = [head]
+        blocks = item.root_cause or item.excerpt
+        label = w["root_cause"] if item.root_cause else w["excerpt"]
+        if blocks:
+            lines.append(style.escape(f"{label}{c}") + " ".join(_blocks(style, blocks)).replace("\n", " "))
+        lines.append(_plain_link(style, w["full_article"], item.url))
+        sections.append(lines)
+    sections.append([style.escape(answer.tail)])
+    return sections
+
+
+# Slack: mrkdwn; `&`, `<`, `>` must be escaped (that also defuses <!channel>, <@U…>, <url|…>).
+
+def slack_escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _slack_bold(text: str) -> str:
+    text = text.replace("*", "∗")
+    return f"*{text}*" if text.strip() else text
+
+
+SLACK = Style(
+    escape=slack_escape,
+    escape_code=slack_escape,
+    bold=_slack_bold,
+    link=lambda label, url: f"<{url}|{slack_escape(label)}>",
+    code=lambda code, lang: "```\n" + code.replace("```", "`" + _ZWSP + "``") + "\n```",
+)
+
+
+def to_slack(answer: Answer) -> dict:
+    sections = render_sections(answer, SLACK)
+    text = "\n\n".join("\n".join(s) for s in sections)
+    blocks = []
+    for i, lines in enumerate(sections):
+        body = "\n".join(lines)
+        if len(body) > SLACK_SECTION_MAX:
+            body = body[: SLACK_SECTION_MAX - 1] + "…"
+        if answer.kind == "answer" and i == len(sections) - 1:
+            blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": body}]})
+        else:
+            blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": body}})
+    return {"text": text, "blocks": blocks}
+
+
+# Mattermost: Markdown; raw HTML is not rendered, but entities are decoded, so escaping
+# `<`, `>`, `&` keeps text literal; mentions are already defused.
+
+def _md_escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _md_code(code: str, lang: str) -> str:
+    fence = "````" if "```" in code else "```"
+    return f"{fence}{lang}\n{code}\n{fence}"
+
+
+def _md_link(label: str, url: str) -> str:
+    label = re.sub(r"[\[\]()]", "", label)
+    return f"[{label}]({url})"
+
+
+MATTERMOST = Style(
+    escape=_md_escape,
+    escape_code=lambda s: s,
+    bold=lambda s: f"**{s}**" if s.strip() else s,
+    link=_md_link,
+    code=_md_code,
+)
+
+
+def to_mattermost(answer: Answer) -> str:
+    return "\n\n".join("\n".join(s) for s in render_sections(answer, MATTERMOST))
+
+
+# DingTalk and WeCom Markdown renderers accept some HTML (`<font>`, WeCom's `<@userid>`):
+# break every tag opener with a zero-width space so nothing is a tag, keep `a > b`, `2>&1`.
+
+_TAG_OPEN = re.compile(r"<(?=[A-Za-z/!?@])")
+
+
+def defang_tags(text: str) -> str:
+    return _TAG_OPEN.sub("<" + _ZWSP, text)
+
+
+DINGTALK = Style(
+    escape=defang_tags,
+    escape_code=defang_tags,
+    bold=lambda s: f"**{s}**" if s.strip() else s,
+    link=_md_link,
+    code=_md_code,
+)
+
+
+def to_dingtalk(answer: Answer) -> dict:
+    # DingTalk's Markdown needs a blank line to break a line.
+    text = "\n\n".join("\n\n".join(s) for s in render_sections(answer, DINGTALK))
+    title = defang_tags(answer.title)[:60] or "kb"
+    return {"msgtype": "markdown", "markdown": {"title": title, "text": text}}
+
+
+# WeCom Markdown: no fenced code blocks (code lines are shown as a quote), 2048 bytes at most.
+
+def _wecom_code(code: str, lang: str) -> str:
+    return "\n".join("> " + (line.replace("`", "'") or " ") for line in code.split("\n"))
+
+
+WECOM = Style(
+    escape=defang_tags,
+    escape_code=lambda s: defuse_mentions(defang_tags(s)),  # quoted lines, not a code block
+    bold=lambda s: f"**{s}**" if s.strip() else s,
+    link=_md_link,
+    code=_wecom_code,
+)
+
+
+def _fit_bytes(text: str, limit: int, tail: str) -> str:
+    if len(text.encode("utf-8")) <= limit:
+        return text
+    room = limit - len(tail.encode("utf-8")) - 4
+    cut = text.encode("utf-8")[: max(room, 0)].decode("utf-8", "ignore")
+    return cut.rstrip() + "…\n" + tail
+
+
+def to_wecom(answer: Answer) -> dict:
+    content = "\n".join("\n".join(s) for s in render_sections(answer, WECOM))
+    if answer.items:
+        tail = _plain_link(WECOM, answer.w["trimmed"], answer.items[0].url)
+    else:
+        tail = ""
+    return {"msgtype": "markdown", "markdown": {"content": _fit_bytes(content, WECOM_MAX_BYTES, tail)}}
+
+
+# Feishu/Lark: a `post` (rich text) of plain-text elements, so nothing in an article is parsed.
+
+def _feishu_text(text: str, bold: bool = False) -> dict:
+    el = {"tag": "text", "text": defang_tags(text)}
+    if bold:
+        el["style"] = ["bold"]
+    return el
+
+
+def _feishu_link(label: str, url: str) -> list[dict]:
+    if is_absolute(url):
+        return [{"tag": "a", "text": label, "href": url}]
+    return [_feishu_text(f"{label}: {url}")]
+
+
+def _feishu_blocks(blocks: list[Block]) -> list[list[dict]]:
+    rows = []
+    for b in blocks:
+        if b.kind == "code":
+            rows.extend([[_feishu_text("    " + defuse_mentions(line))] for line in b.text.split("\n")])
+        else:
+            rows.extend([[_feishu_text(line)] for line in b.text.split("\n")])
+    return rows
+
+
+def feishu_post(answer: Answer) -> dict:
+    """The `post` content object: {"zh_cn": {"title", "content": [[elements], ...]}}."""
+    w, c = answer.w, "：" if answer.lang == "zh" else ": "
+    rows: list[list[dict]] = []
+    title = answer.title if answer.kind == "answer" else ""
+    if answer.kind in ("empty", "nothing", "error"):
+        rows.append([_feishu_text(answer.headline)])
+    elif answer.kind == "answer":
+        item = answer.items[0]
+        for label, blocks in ((w["root_cause"], item.root_cause), (w["fix"], item.fix), (w["excerpt"], item.excerpt)):
+            if blocks:
+                rows.append([_feishu_text(label + c, bold=True)])
+                rows.extend(_feishu_blocks(blocks))
+        sep = " — " if answer.lang == "en" else "——"
+        rows.append([_feishu_text(f"{w['confidence']}{c}{item.level}{sep}{item.level_sentence}")])
+        rows.append(_feishu_link(w["trimmed"] if answer.trimmed else w["full_article"], item.url))
+    else:
+        rows.append([_feishu_text(answer.headline)])
+        for n, item in enumerate(answer.items, 1):
+            rows.append([_feishu_text(f"{n}. {w['maybe']}{c}"), _feishu_text(item.title, bold=True),
+                         _feishu_text(f" ({w['confidence']}{c}{item.level})")])
+            blocks = item.root_cause or item.excerpt
+            if blocks:
+                label = w["root_cause"] if item.root_cause else w["excerpt"]
+                rows.append([_feishu_text(label + c + " ".join(b.text for b in blocks).replace("\n", " "))])
+            rows.append(_feishu_link(w["full_article"], item.url))
+        rows.append([_feishu_text(answer.tail)])
+    return {"zh_cn": {"title": defang_tags(title), "content": rows}}
+
+
+def to_feishu(answer: Answer) -> dict:
+    """Body fields for im/v1/messages: msg_type and the JSON-encoded content."""
+    return {"msg_type": "post", "content": json.dumps(feishu_post(answer), ensure_ascii=False)}
+
+
+def plain_text(answer: Answer) -> str:
+    """Flat text of an answer (logs, tests)."""
+    return to_mattermost(answer)

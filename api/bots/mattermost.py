@@ -1,0 +1,48 @@
+"""Mattermost: a custom slash command (`/kb <error>`).
+
+Mattermost POSTs the command as a form (channel_id, channel_name, command, response_url,
+team_domain, team_id, text, token, trigger_id, user_id, user_name) and sends the same token
+as `Authorization: Token <token>`. The `token` is compared with KB_MATTERMOST_TOKEN in
+constant time. The reply is the response body: `{"response_type", "text"}` (Markdown).
+
+Documented choice: a confident answer is posted `in_channel` (everyone in the channel
+benefits); a "no clear match" answer, usage help and errors are `ephemeral` (only the
+person who asked sees them, no noise for the channel).
+"""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from ..settings import ApiSettings
+from .common import answer_for, denied, require, same_secret
+from .format import to_mattermost
+
+
+def build_router(settings: ApiSettings) -> APIRouter:
+    router = APIRouter()
+
+    @router.post("/mattermost")
+    async def mattermost_command(request: Request):
+        require(settings, "Mattermost", mattermost_token=settings.mattermost_token)
+        body = await request.body()
+        form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()}
+        token = form.get("token")
+        if not token:
+            scheme, _, value = request.headers.get("authorization", "").partition(" ")
+            token = value.strip() if scheme.lower() == "token" else None
+        if not token:
+            raise denied("missing Mattermost token: the slash command's `token` field is required")
+        if not same_secret(token, settings.mattermost_token):
+            raise denied("wrong Mattermost token: set KB_MATTERMOST_TOKEN to the slash command's token")
+        text = form.get("text", "").strip()
+        answer = await answer_for(request.app.state.kb if text else None, settings, text)
+        return JSONResponse({
+            "response_type": "in_channel" if answer.confident else "ephemeral",
+            "text": to_mattermost(answer),
+        })
+
+    return router

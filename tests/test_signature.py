@@ -1,0 +1,1224 @@
+"""Tests for kb.signature: real-shaped pastes and property tests.
+
+Each paste is written in the shape the tool really prints (prefixes, frames,
+progress bars, env dumps included) so the extractor is tested on what users
+actually paste, not on clean one-liners.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kb.signature import Signature, extract, is_error_line, mask
+
+# ---------------------------------------------------------------------------
+# Pastes
+# ---------------------------------------------------------------------------
+
+OOM_NEW = """\
+{'loss': 1.3125, 'grad_norm': 0.84765625, 'learning_rate': 1.9e-05, 'epoch': 0.12}
+ 12%|█▏        | 120/1000 [05:31<40:29,  2.76s/it]
+Traceback (most recent call last):
+  File "/home/alice/LLaMA-Factory/src/train.py", line 28, in <module>
+    main()
+  File "/home/alice/LLaMA-Factory/src/train.py", line 19, in main
+    run_exp()
+  File "/opt/conda/lib/python3.10/site-packages/transformers/trainer.py", line 1859, in train
+    return inner_training_loop(
+  File "/opt/conda/lib/python3.10/site-packages/transformers/trainer.py", line 3161, in training_step
+    self.accelerator.backward(loss)
+  File "/opt/conda/lib/python3.10/site-packages/accelerate/accelerator.py", line 2126, in backward
+    self.deepspeed_engine_wrapped.backward(loss, **kwargs)
+  File "/opt/conda/lib/python3.10/site-packages/deepspeed/runtime/engine.py", line 1976, in backward
+    self.optimizer.backward(loss, retain_graph=retain_graph)
+  File "/opt/conda/lib/python3.10/site-packages/deepspeed/runtime/zero/stage3.py", line 2213, in backward
+    self.loss_scaler.backward(loss.float(), retain_graph=retain_graph)
+  File "/opt/conda/lib/python3.10/site-packages/torch/_tensor.py", line 522, in backward
+    torch.autograd.backward(
+  File "/opt/conda/lib/python3.10/site-packages/torch/autograd/__init__.py", line 266, in backward
+    Variable._execution_engine.run_backward(  # Calls into the C++ engine to run the backward pass
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.39 GiB. GPU 0 has a total capacity of 79.32 GiB of which 1.95 GiB is free. Process 2731 has 77.36 GiB memory in use. Of the allocated memory 73.29 GiB is allocated by PyTorch, and 1.60 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)
+"""
+
+OOM_OTHER_NUMBERS = """\
+Traceback (most recent call last):
+  File "/data/bob/sft.py", line 7, in <module>
+    trainer.train()
+  File "/usr/local/lib/python3.11/dist-packages/torch/autograd/__init__.py", line 289, in backward
+    _engine_run_backward(
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB. GPU 3 has a total capacity of 23.65 GiB of which 301.06 MiB is free. Process 99812 has 23.34 GiB memory in use. Of the allocated memory 21.90 GiB is allocated by PyTorch, and 1.04 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)
+"""
+
+OOM_OLD = """\
+Traceback (most recent call last):
+  File "finetune.py", line 301, in <module>
+    train()
+  File "/root/miniconda3/envs/llm/lib/python3.9/site-packages/torch/nn/modules/module.py", line 1501, in _call_impl
+    return forward_call(*args, **kwargs)
+  File "/root/miniconda3/envs/llm/lib/python3.9/site-packages/transformers/models/llama/modeling_llama.py", line 231, in forward
+    attn_weights = nn.functional.softmax(attn_weights, dim=-1, dtype=torch.float32).to(query_states.dtype)
+torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 79.15 GiB total capacity; 76.61 GiB already allocated; 9.25 MiB free; 77.88 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF
+"""
+
+NCCL_WATCHDOG = """\
+[rank3]:[E1122 10:41:57.482316713 ProcessGroupNCCL.cpp:607] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=18204, OpType=ALLREDUCE, NumelIn=262144, NumelOut=262144, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.
+[rank5]:[E1122 10:41:57.482591204 ProcessGroupNCCL.cpp:607] [Rank 5] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=18204, OpType=ALLREDUCE, NumelIn=262144, NumelOut=262144, Timeout(ms)=600000) ran for 600047 milliseconds before timing out.
+[rank3]:[E1122 10:41:57.483002918 ProcessGroupNCCL.cpp:1664] [PG 0 (default_pg) Rank 3] Exception (either an error or timeout) detected by watchdog at work: 18204, last enqueued NCCL work: 18204, last completed NCCL work: 18203.
+[rank3]:[E1122 10:41:57.483044127 ProcessGroupNCCL.cpp:1709] [PG 0 (default_pg) Rank 3] Timeout at NCCL work: 18204, last enqueued NCCL work: 18204, last completed NCCL work: 18203.
+[rank3]:[E1122 10:41:57.483061325 ProcessGroupNCCL.cpp:621] [Rank 3] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.
+[rank3]:[E1122 10:41:57.483072117 ProcessGroupNCCL.cpp:627] [Rank 3] To avoid data inconsistency, we are taking the entire process down.
+[rank3]:[E1122 10:41:57.484810042 ProcessGroupNCCL.cpp:1515] [PG 0 (default_pg) Rank 3] Process group watchdog thread terminated with exception: [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=18204, OpType=ALLREDUCE, NumelIn=262144, NumelOut=262144, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.
+Exception raised from checkTimeout at ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:609 (most recent call first):
+frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x7f8b2a9c1446 in /usr/local/lib/python3.10/dist-packages/torch/lib/libc10.so)
+frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, std::ratio<1l, 1000l> > >) + 0x1d2 (0x7f8b2bcbd772 in /usr/local/lib/python3.10/dist-packages/torch/lib/libtorch_cuda.so)
+frame #2: c10d::ProcessGroupNCCL::watchdogHandler() + 0x233 (0x7f8b2bcc41b3 in /usr/local/lib/python3.10/dist-packages/torch/lib/libtorch_cuda.so)
+
+terminate called after throwing an instance of 'c10::DistBackendError'
+  what():  [PG 0 (default_pg) Rank 3] Process group watchdog thread terminated with exception: [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=18204, OpType=ALLREDUCE, NumelIn=262144, NumelOut=262144, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.
+Exception raised from checkTimeout at ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:609 (most recent call first):
+frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x7f8b2a9c1446 in /usr/local/lib/python3.10/dist-packages/torch/lib/libc10.so)
+"""
+
+TORCHRUN_SIGKILL = """\
+W1122 09:12:01.339000 140229 torch/distributed/run.py:779]
+W1122 09:12:01.339000 140229 torch/distributed/run.py:779] *****************************************
+W1122 09:12:01.339000 140229 torch/distributed/run.py:779] Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to avoid your system being overloaded, please further tune the variable for optimal performance in your application as needed.
+W1122 09:12:01.339000 140229 torch/distributed/run.py:779] *****************************************
+Loading checkpoint shards: 100%|██████████| 4/4 [00:09<00:00,  2.31s/it]
+W1122 09:14:44.125000 140229 torch/distributed/elastic/multiprocessing/api.py:858] Sending process 140301 closing signal SIGTERM
+E1122 09:14:44.589000 140229 torch/distributed/elastic/multiprocessing/api.py:833] failed (exitcode: -9) local_rank: 1 (pid: 140302) of binary: /usr/bin/python3
+Traceback (most recent call last):
+  File "/usr/local/bin/torchrun", line 8, in <module>
+    sys.exit(main())
+  File "/usr/local/lib/python3.10/dist-packages/torch/distributed/elastic/multiprocessing/errors/__init__.py", line 348, in wrapper
+    return f(*args, **kwargs)
+  File "/usr/local/lib/python3.10/dist-packages/torch/distributed/run.py", line 901, in main
+    run(args)
+  File "/usr/local/lib/python3.10/dist-packages/torch/distributed/launcher/api.py", line 263, in launch_agent
+    raise ChildFailedError(
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError: 
+========================================================
+train.py FAILED
+--------------------------------------------------------
+Failures:
+  <NO_OTHER_FAILURES>
+--------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2024-11-22_09:14:44
+  host      : gpu-a100-03
+  rank      : 1 (local_rank: 1)
+  exitcode  : -9 (pid: 140302)
+  error_file: <N/A>
+  traceback : Signal 9 (SIGKILL) received by PID 140302
+========================================================
+"""
+
+TORCHRUN_WITH_RANK_ERROR = """\
+[rank1]: Traceback (most recent call last):
+[rank1]:   File "/workspace/pretrain.py", line 212, in <module>
+[rank1]:     main()
+[rank1]:   File "/workspace/pretrain.py", line 150, in main
+[rank1]:     dist.barrier()
+[rank1]:   File "/usr/local/lib/python3.10/dist-packages/torch/distributed/c10d_logger.py", line 83, in wrapper
+[rank1]:     return func(*args, **kwargs)
+[rank1]:   File "/usr/local/lib/python3.10/dist-packages/torch/distributed/distributed_c10d.py", line 4159, in barrier
+[rank1]:     work = group.barrier(opts=opts)
+[rank1]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:317, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5
+[rank1]: ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.
+[rank1]: Last error:
+[rank1]: socketStartConnect: Connect to 10.0.0.12<35711> failed : Software caused connection abort
+E1122 11:02:13.001000 139861 torch/distributed/elastic/multiprocessing/api.py:833] failed (exitcode: 1) local_rank: 1 (pid: 4122) of binary: /usr/bin/python
+Traceback (most recent call last):
+  File "/usr/local/bin/torchrun", line 8, in <module>
+    sys.exit(main())
+  File "/usr/local/lib/python3.10/dist-packages/torch/distributed/launcher/api.py", line 263, in launch_agent
+    raise ChildFailedError(
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError: 
+============================================================
+pretrain.py FAILED
+------------------------------------------------------------
+Failures:
+  <NO_OTHER_FAILURES>
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2024-11-22_11:02:13
+  host      : node-17.cluster.local
+  rank      : 1 (local_rank: 1)
+  exitcode  : 1 (pid: 4122)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+============================================================
+"""
+
+TORCHRUN_ERROR_FILE = """\
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError: 
+============================================================
+run_clm.py FAILED
+------------------------------------------------------------
+Failures:
+  <NO_OTHER_FAILURES>
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2024-03-02_18:22:40
+  host      : worker-0
+  rank      : 0 (local_rank: 0)
+  exitcode  : 1 (pid: 2201)
+  error_file: /tmp/torchelastic_k2x8q1/none_3mdl0b/attempt_0/0/error.json
+  traceback : Traceback (most recent call last):
+    File "/opt/conda/lib/python3.10/site-packages/torch/distributed/elastic/multiprocessing/errors/__init__.py", line 346, in wrapper
+      return f(*args, **kwargs)
+    File "/workspace/run_clm.py", line 610, in main
+      model = AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path)
+    File "/opt/conda/lib/python3.10/site-packages/transformers/modeling_utils.py", line 3375, in from_pretrained
+      raise EnvironmentError(
+  OSError: /models/llama-7b does not appear to have a file named pytorch_model.bin, tf_model.h5, model.ckpt or flax_model.msgpack.
+============================================================
+"""
+
+DS_CPU_ADAM_BUILD = """\
+[2024-11-22 10:05:11,420] [INFO] [real_accelerator.py:203:get_accelerator] Setting ds_accelerator to cuda (auto detect)
+Using /root/.cache/torch_extensions/py310_cu121 as PyTorch extensions root...
+Detected CUDA files, patching ldflags
+Emitting ninja build file /root/.cache/torch_extensions/py310_cu121/cpu_adam/build.ninja...
+Building extension module cpu_adam...
+Allowing ninja to set a default number of workers... (overridable by setting the environment variable MAX_JOBS=N)
+[1/3] c++ -MMD -MF cpu_adam.o.d -DTORCH_EXTENSION_NAME=cpu_adam -DTORCH_API_INCLUDE_EXTENSION_H -DPYBIND11_COMPILER_TYPE=\\"_gcc\\" -I/opt/conda/lib/python3.10/site-packages/deepspeed/ops/csrc/includes -isystem /opt/conda/lib/python3.10/site-packages/torch/include -isystem /usr/local/cuda/include -D_GLIBCXX_USE_CXX11_ABI=0 -fPIC -std=c++17 -O3 -g -Wno-reorder -L/usr/local/cuda/lib64 -lcudart -lcublas -march=native -fopenmp -D__AVX512__ -D__ENABLE_CUDA__ -DBF16_AVAILABLE -c /opt/conda/lib/python3.10/site-packages/deepspeed/ops/csrc/adam/cpu_adam.cpp -o cpu_adam.o
+FAILED: cpu_adam.o
+c++ -MMD -MF cpu_adam.o.d -DTORCH_EXTENSION_NAME=cpu_adam -c /opt/conda/lib/python3.10/site-packages/deepspeed/ops/csrc/adam/cpu_adam.cpp -o cpu_adam.o
+In file included from /opt/conda/lib/python3.10/site-packages/deepspeed/ops/csrc/adam/cpu_adam.cpp:6:
+/opt/conda/lib/python3.10/site-packages/deepspeed/ops/csrc/includes/cpu_adam.h:12:10: fatal error: cublas_v2.h: No such file or directory
+   12 | #include <cublas_v2.h>
+      |          ^~~~~~~~~~~~~
+compilation terminated.
+ninja: build stopped: subcommand failed.
+Traceback (most recent call last):
+  File "/opt/conda/lib/python3.10/site-packages/torch/utils/cpp_extension.py", line 2100, in _run_ninja_build
+    subprocess.run(
+  File "/opt/conda/lib/python3.10/subprocess.py", line 526, in run
+    raise CalledProcessError(retcode, process.args,
+subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.
+
+The above exception was the direct cause of the following exception:
+
+Traceback (most recent call last):
+  File "/workspace/train.py", line 45, in <module>
+    model_engine, optimizer, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())
+  File "/opt/conda/lib/python3.10/site-packages/deepspeed/__init__.py", line 181, in initialize
+    engine = DeepSpeedEngine(args=args,
+  File "/opt/conda/lib/python3.10/site-packages/deepspeed/runtime/engine.py", line 1308, in _configure_basic_optimizer
+    optimizer = DeepSpeedCPUAdam(model_parameters,
+  File "/opt/conda/lib/python3.10/site-packages/deepspeed/ops/adam/cpu_adam.py", line 94, in __init__
+    self.ds_opt_adam = CPUAdamBuilder().load()
+  File "/opt/conda/lib/python3.10/site-packages/deepspeed/ops/op_builder/builder.py", line 479, in load
+    return self.jit_load(verbose)
+  File "/opt/conda/lib/python3.10/site-packages/deepspeed/ops/op_builder/builder.py", line 523, in jit_load
+    op_module = load(name=self.name,
+  File "/opt/conda/lib/python3.10/site-packages/torch/utils/cpp_extension.py", line 1308, in load
+    return _jit_compile(
+  File "/opt/conda/lib/python3.10/site-packages/torch/utils/cpp_extension.py", line 2116, in _run_ninja_build
+    raise RuntimeError(message) from e
+RuntimeError: Error building extension 'cpu_adam'
+Exception ignored in: <function DeepSpeedCPUAdam.__del__ at 0x7f1c2b3d4e50>
+Traceback (most recent call last):
+  File "/opt/conda/lib/python3.10/site-packages/deepspeed/ops/adam/cpu_adam.py", line 102, in __del__
+    self.ds_opt_adam.destroy_adam(self.opt_id)
+AttributeError: 'DeepSpeedCPUAdam' object has no attribute 'ds_opt_adam'
+"""
+
+FLASH_ATTN_PIP = """\
+$ pip install flash-attn --no-build-isolation
+Collecting flash-attn
+  Downloading flash_attn-2.5.8.tar.gz (2.5 MB)
+     ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━ 2.5/2.5 MB 11.9 MB/s eta 0:00:00
+  Preparing metadata (setup.py) ... done
+Requirement already satisfied: torch in /opt/conda/lib/python3.10/site-packages (from flash-attn) (2.3.0)
+Requirement already satisfied: einops in /opt/conda/lib/python3.10/site-packages (from flash-attn) (0.8.0)
+Building wheels for collected packages: flash-attn
+  Building wheel for flash-attn (setup.py) ... error
+  error: subprocess-exited-with-error
+
+  × python setup.py bdist_wheel did not run successfully.
+  │ exit code: 1
+  ╰─> [176 lines of output]
+      fatal: not a git repository (or any of the parent directories): .git
+
+
+      torch.__version__  = 2.3.0+cu121
+
+
+      running bdist_wheel
+      Guessing wheel URL:  https://github.com/Dao-AILab/flash-attention/releases/download/v2.5.8/flash_attn-2.5.8+cu122torch2.3cxx11abiFALSE-cp310-cp310-linux_x86_64.whl
+      running build
+      running build_ext
+      [1/49] /usr/local/cuda/bin/nvcc  -I/tmp/pip-install-8x7k2j1q/flash-attn_2c0f1b9d7d3b4c5e/csrc/flash_attn -I/opt/conda/lib/python3.10/site-packages/torch/include -c -c /tmp/pip-install-8x7k2j1q/flash-attn_2c0f1b9d7d3b4c5e/csrc/flash_attn/src/flash_bwd_hdim128_fp16_sm80.cu -o /tmp/pip-install-8x7k2j1q/flash-attn_2c0f1b9d7d3b4c5e/build/temp.linux-x86_64-cpython-310/csrc/flash_attn/src/flash_bwd_hdim128_fp16_sm80.o -O3 -std=c++17 --use_fast_math -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 --threads 4
+      FAILED: /tmp/pip-install-8x7k2j1q/flash-attn_2c0f1b9d7d3b4c5e/build/temp.linux-x86_64-cpython-310/csrc/flash_attn/src/flash_bwd_hdim128_fp16_sm80.o
+      nvcc fatal   : Unsupported gpu architecture 'compute_90'
+      ninja: build stopped: subcommand failed.
+      Traceback (most recent call last):
+        File "/tmp/pip-install-8x7k2j1q/flash-attn_2c0f1b9d7d3b4c5e/setup.py", line 311, in <module>
+          setup(
+        File "/opt/conda/lib/python3.10/site-packages/torch/utils/cpp_extension.py", line 2112, in _run_ninja_build
+          raise RuntimeError(message) from e
+      RuntimeError: Error compiling objects for extension
+      [end of output]
+
+  note: This error originates from a subprocess, and is likely not a problem with pip.
+  ERROR: Failed building wheel for flash-attn
+  Running setup.py clean for flash-attn
+Failed to build flash-attn
+ERROR: Could not build wheels for flash-attn, which is required to install pyproject.toml-based projects
+"""
+
+PYTHON_H = """\
+  Building wheel for deepspeed (setup.py) ... error
+  error: subprocess-exited-with-error
+
+  × python setup.py bdist_wheel did not run successfully.
+  │ exit code: 1
+  ╰─> [48 lines of output]
+      running build_ext
+      building 'deepspeed.ops.adam.cpu_adam_op' extension
+      gcc -pthread -B /opt/conda/compiler_compat -Wno-unused-result -fPIC -I/usr/include/python3.10 -c csrc/adam/cpu_adam.cpp -o build/temp.linux-x86_64-cpython-310/csrc/adam/cpu_adam.o
+      In file included from /opt/conda/lib/python3.10/site-packages/torch/include/torch/csrc/Device.h:4,
+      /opt/conda/lib/python3.10/site-packages/torch/include/torch/csrc/python_headers.h:12:10: fatal error: Python.h: No such file or directory
+         12 | #include <Python.h>
+            |          ^~~~~~~~~~
+      compilation terminated.
+      error: command '/usr/bin/gcc' failed with exit code 1
+      [end of output]
+
+  note: This error originates from a subprocess, and is likely not a problem with pip.
+  ERROR: Failed building wheel for deepspeed
+"""
+
+BNB_SETUP = """\
+===================================BUG REPORT===================================
+Welcome to bitsandbytes. For bug reports, please run
+
+python -m bitsandbytes
+
+ and submit this information together with your error trace to: https://github.com/TimDettmers/bitsandbytes/issues
+================================================================================
+bin /opt/conda/lib/python3.10/site-packages/bitsandbytes/libbitsandbytes_cuda118.so
+/opt/conda/lib/python3.10/site-packages/bitsandbytes/cuda_setup/main.py:149: UserWarning: /opt/conda did not contain ['libcudart.so', 'libcudart.so.11.0', 'libcudart.so.12.0'] as expected! Searching further paths...
+  warn(msg)
+CUDA_SETUP: WARNING! libcudart.so not found in any environmental path. Searching in backup paths...
+CUDA SETUP: CUDA runtime path found: /usr/local/cuda/lib64/libcudart.so.11.0
+CUDA SETUP: Highest compute capability among GPUs detected: 8.0
+CUDA SETUP: Detected CUDA version 118
+CUDA SETUP: Required library version not found: libbitsandbytes_cuda118.so. Maybe you need to compile it from source?
+CUDA SETUP: Defaulting to libbitsandbytes_cpu.so...
+
+================================================ERROR=====================================
+CUDA SETUP: CUDA detection failed! Possible reasons:
+1. You need to manually override the PyTorch CUDA version. Please see: "https://github.com/TimDettmers/bitsandbytes/blob/main/how_to_use_nonpytorch_cuda.md
+2. CUDA driver not installed
+3. CUDA not installed
+4. You have multiple conflicting CUDA libraries
+================================================================================
+
+CUDA SETUP: Setup Failed!
+Traceback (most recent call last):
+  File "/workspace/qlora.py", line 12, in <module>
+    import bitsandbytes as bnb
+  File "/opt/conda/lib/python3.10/site-packages/bitsandbytes/__init__.py", line 6, in <module>
+    from . import cuda_setup, utils, research
+  File "/opt/conda/lib/python3.10/site-packages/bitsandbytes/cextension.py", line 20, in <module>
+    raise RuntimeError('''
+RuntimeError: 
+        CUDA Setup failed despite GPU being available. Please run the following command to get more information:
+
+        python -m bitsandbytes
+
+        Inspect the output of the command and see if you can locate CUDA libraries. You might need to add them
+        to your LD_LIBRARY_PATH. If you suggest a fix via a PR, please provide it.
+"""
+
+VLLM_KV_CACHE = """\
+INFO 11-22 10:01:02 llm_engine.py:237] Initializing an LLM engine (v0.6.3.post1) with config: model='/models/Qwen2-72B-Instruct', speculative_config=None, tokenizer='/models/Qwen2-72B-Instruct', skip_tokenizer_init=False, tokenizer_mode=auto, revision=None, trust_remote_code=True, dtype=torch.bfloat16, max_seq_len=32768, download_dir=None, load_format=LoadFormat.AUTO, tensor_parallel_size=4, pipeline_parallel_size=1, disable_custom_all_reduce=False, quantization=None, enforce_eager=False, kv_cache_dtype=auto, seed=0, served_model_name=/models/Qwen2-72B-Instruct
+INFO 11-22 10:01:09 model_runner.py:1056] Starting to load model /models/Qwen2-72B-Instruct...
+Loading safetensors checkpoint shards:   0% Completed | 0/37 [00:00<?, ?it/s]
+Loading safetensors checkpoint shards: 100% Completed | 37/37 [01:12<00:00,  1.95s/it]
+INFO 11-22 10:02:21 model_runner.py:1067] Loading model weights took 33.9991 GB
+INFO 11-22 10:02:29 distributed_gpu_executor.py:57] # GPU blocks: 1584, # CPU blocks: 3276
+INFO 11-22 10:02:29 distributed_gpu_executor.py:61] Maximum concurrency for 32768 tokens per request: 0.77x
+[rank0]: Traceback (most recent call last):
+[rank0]:   File "/usr/local/bin/vllm", line 8, in <module>
+[rank0]:     sys.exit(main())
+[rank0]:   File "/usr/local/lib/python3.10/dist-packages/vllm/engine/llm_engine.py", line 349, in __init__
+[rank0]:     self._initialize_kv_caches()
+[rank0]:   File "/usr/local/lib/python3.10/dist-packages/vllm/engine/llm_engine.py", line 497, in _initialize_kv_caches
+[rank0]:     self.model_executor.initialize_cache(num_gpu_blocks, num_cpu_blocks)
+[rank0]:   File "/usr/local/lib/python3.10/dist-packages/vllm/worker/worker.py", line 263, in initialize_cache
+[rank0]:     raise_if_cache_size_invalid(num_gpu_blocks,
+[rank0]:   File "/usr/local/lib/python3.10/dist-packages/vllm/worker/worker.py", line 493, in raise_if_cache_size_invalid
+[rank0]:     raise ValueError(
+[rank0]: ValueError: The model's max seq len (32768) is larger than the maximum number of tokens that can be stored in KV cache (25344). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.
+"""
+
+DEVICE_ASSERT = """\
+../aten/src/ATen/native/cuda/Indexing.cu:1289: indexSelectLargeIndex: block: [267,0,0], thread: [0,0,0] Assertion `srcIndex < srcSelectDimSize` failed.
+../aten/src/ATen/native/cuda/Indexing.cu:1289: indexSelectLargeIndex: block: [267,0,0], thread: [1,0,0] Assertion `srcIndex < srcSelectDimSize` failed.
+../aten/src/ATen/native/cuda/Indexing.cu:1289: indexSelectLargeIndex: block: [267,0,0], thread: [2,0,0] Assertion `srcIndex < srcSelectDimSize` failed.
+../aten/src/ATen/native/cuda/Indexing.cu:1289: indexSelectLargeIndex: block: [31,0,0], thread: [127,0,0] Assertion `srcIndex < srcSelectDimSize` failed.
+Traceback (most recent call last):
+  File "/home/user/projects/ner/train.py", line 77, in <module>
+    outputs = model(**batch)
+  File "/home/user/.local/lib/python3.8/site-packages/torch/nn/modules/module.py", line 1194, in _call_impl
+    return forward_call(*input, **kwargs)
+  File "/home/user/.local/lib/python3.8/site-packages/transformers/models/bert/modeling_bert.py", line 1013, in forward
+    embedding_output = self.embeddings(
+  File "/home/user/.local/lib/python3.8/site-packages/torch/nn/functional.py", line 2210, in embedding
+    return torch.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+RuntimeError: CUDA error: device-side assert triggered
+CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.
+For debugging consider passing CUDA_LAUNCH_BLOCKING=1.
+Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.
+"""
+
+MULTI_RANK = """\
+[rank1]: Traceback (most recent call last):
+[rank0]: Traceback (most recent call last):
+[rank1]:   File "/mnt/exp/train_sft.py", line 96, in <module>
+[rank0]:   File "/mnt/exp/train_sft.py", line 96, in <module>
+[rank1]:     trainer.train()
+[rank0]:     trainer.train()
+[rank1]:   File "/usr/local/lib/python3.10/dist-packages/transformers/trainer.py", line 2052, in train
+[rank0]:   File "/usr/local/lib/python3.10/dist-packages/transformers/trainer.py", line 2052, in train
+[rank1]:     return inner_training_loop(
+[rank0]:     return inner_training_loop(
+[rank1]:   File "/usr/local/lib/python3.10/dist-packages/torch/nn/parallel/distributed.py", line 1589, in _run_ddp_forward
+[rank0]:   File "/usr/local/lib/python3.10/dist-packages/torch/nn/parallel/distributed.py", line 1589, in _run_ddp_forward
+[rank1]:     return self.module(*inputs, **kwargs)  # type: ignore[index]
+[rank0]:     return self.module(*inputs, **kwargs)  # type: ignore[index]
+[rank1]: RuntimeError: Expected to mark a variable ready only once. This error is caused by one of the following reasons: 1) Use of a module parameter outside the `forward` function. 2) Reused parameters in multiple reentrant backward passes.
+[rank0]: RuntimeError: Expected to mark a variable ready only once. This error is caused by one of the following reasons: 1) Use of a module parameter outside the `forward` function. 2) Reused parameters in multiple reentrant backward passes.
+W1122 10:14:03.118000 2291 torch/distributed/elastic/multiprocessing/api.py:897] Sending process 2362 closing signal SIGTERM
+E1122 10:14:03.503000 2291 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: 1) local_rank: 1 (pid: 2363) of binary: /usr/bin/python3
+"""
+
+CHINESE_QUESTION = """\
+大佬们好，我用 LLaMA-Factory 做 Qwen2-7B 的 LoRA 微调，一启动就报下面的错，显卡是 4090，请问怎么解决？
+Traceback (most recent call last):
+  File "/root/LLaMA-Factory/src/llamafactory/launcher.py", line 23, in <module>
+    launch()
+  File "/root/miniconda3/lib/python3.10/site-packages/transformers/modeling_utils.py", line 3940, in from_pretrained
+    model = cls(config, *model_args, **model_kwargs)
+  File "/root/miniconda3/lib/python3.10/site-packages/transformers/modeling_utils.py", line 1471, in _autoset_attn_implementation
+    cls._check_and_enable_flash_attn_2(
+  File "/root/miniconda3/lib/python3.10/site-packages/transformers/modeling_utils.py", line 1573, in _check_and_enable_flash_attn_2
+    raise ImportError(f"{preface} the package flash_attn seems to be not installed. {install_message}")
+ImportError: FlashAttention2 has been toggled on, but it cannot be used due to the following error: the package flash_attn seems to be not installed. Please refer to the documentation of https://huggingface.co/docs/transformers/perf_infer_gpu_one#flashattention-2 to install Flash Attention 2.
+谢谢！
+"""
+
+CHAINED = """\
+Traceback (most recent call last):
+  File "/usr/local/lib/python3.10/dist-packages/urllib3/connection.py", line 198, in _new_conn
+    sock = connection.create_connection(
+  File "/usr/local/lib/python3.10/dist-packages/urllib3/util/connection.py", line 73, in create_connection
+    sock.connect(sa)
+TimeoutError: [Errno 110] Connection timed out
+
+During handling of the above exception, another exception occurred:
+
+Traceback (most recent call last):
+  File "/usr/local/lib/python3.10/dist-packages/requests/adapters.py", line 667, in send
+    resp = conn.urlopen(
+urllib3.exceptions.ConnectTimeoutError: (<urllib3.connection.HTTPSConnection object at 0x7f5e3c1b2d10>, 'Connection to huggingface.co timed out. (connect timeout=10)')
+
+The above exception was the direct cause of the following exception:
+
+Traceback (most recent call last):
+  File "/workspace/infer.py", line 5, in <module>
+    tok = AutoTokenizer.from_pretrained("meta-llama/Llama-2-7b-hf")
+  File "/usr/local/lib/python3.10/dist-packages/transformers/utils/hub.py", line 441, in cached_file
+    raise EnvironmentError(
+OSError: We couldn't connect to 'https://huggingface.co' to load this file, couldn't find it in the cached files and it looks like meta-llama/Llama-2-7b-hf is not the path to a directory containing a file named config.json.
+Checkout your internet connection or see how to run the library in offline mode at 'https://huggingface.co/docs/transformers/installation#offline-mode'.
+"""
+
+USER_WARNING = """\
+/usr/local/lib/python3.10/dist-packages/torch/utils/checkpoint.py:464: UserWarning: torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. In version 2.4 we will raise an exception if use_reentrant is not passed. use_reentrant=False is recommended, but if you need to preserve the current default behavior, you can pass use_reentrant=True. Refer to docs for more details on the differences between the two variants.
+  warnings.warn(
+/usr/local/lib/python3.10/dist-packages/torch/utils/checkpoint.py:464: UserWarning: torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. In version 2.4 we will raise an exception if use_reentrant is not passed. use_reentrant=False is recommended, but if you need to preserve the current default behavior, you can pass use_reentrant=True. Refer to docs for more details on the differences between the two variants.
+  warnings.warn(
+{'loss': 2.0412, 'grad_norm': 1.203125, 'learning_rate': 4.8e-05, 'epoch': 0.01}
+  1%|          | 10/1000 [00:21<35:12,  2.13s/it]
+"""
+
+FUTURE_WARNING = """\
+/opt/conda/lib/python3.11/site-packages/transformers/tokenization_utils_base.py:1601: FutureWarning: `clean_up_tokenization_spaces` was not set. It will be set to `True` by default. This behavior will be depracted in transformers v4.45, and will be then set to `False` by default. For more details check this issue: https://github.com/huggingface/transformers/issues/31884
+  warnings.warn(
+"""
+
+NVCC_ARCH = """\
+Installing apex from source for the fused Adam kernel:
+building 'fused_adam_cuda' extension
+/usr/local/cuda-11.3/bin/nvcc -I/usr/local/lib/python3.8/dist-packages/torch/include -I/usr/local/cuda-11.3/include -c csrc/fused_adam_cuda_kernel.cu -o build/temp.linux-x86_64-3.8/csrc/fused_adam_cuda_kernel.o -D__CUDA_NO_HALF_OPERATORS__ -gencode arch=compute_90,code=sm_90 -O3 --use_fast_math
+nvcc fatal   : Unsupported gpu architecture 'compute_90'
+error: command '/usr/local/cuda-11.3/bin/nvcc' failed with exit code 1
+"""
+
+UNDEFINED_SYMBOL = """\
+Traceback (most recent call last):
+  File "/workspace/serve.py", line 3, in <module>
+    from flash_attn import flash_attn_func
+  File "/usr/local/lib/python3.10/dist-packages/flash_attn/__init__.py", line 3, in <module>
+    from flash_attn.flash_attn_interface import (
+  File "/usr/local/lib/python3.10/dist-packages/flash_attn/flash_attn_interface.py", line 10, in <module>
+    import flash_attn_2_cuda as flash_attn_cuda
+ImportError: /usr/local/lib/python3.10/dist-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEi
+"""
+
+DS_TRACE_CACHE = """\
+[2025-05-08 01:40:21,112] [WARNING] [parameter_offload.py:86:_apply_to_tensors_only] A module has unknown inputs or outputs type (<class 'transformers.cache_utils.DynamicCache'>) and the tensors embedded in it cannot be detected. The ZeRO-3 hooks designed to trigger before or after backward pass of the module relies on knowing the input and output tensors and therefore may not get triggered properly.
+Invalidate trace cache @ step 55651: expected module 319, but got module 636
+Invalidate trace cache @ step 55652: expected module 320, but got module 637
+Invalidate trace cache @ step 55653: expected module 321, but got module 638
+ 45%|████▌     | 9/20 [00:01<00:02,  4.1it/s]
+[2025-05-08 01:41:02,877] [WARNING] [stage3.py:2117:step] 4 pytorch allocator cache flushes since last step. this happens when there is high memory pressure and is detrimental to performance. if this is happening frequently consider adjusting settings to reduce memory consumption. If you are unable to make the cache flushes go away consider adding get_accelerator().empty_cache() calls in your training loop to ensure that all ranks flush their caches at the same time
+"""
+
+UVICORN_ASGI = """\
+INFO:     10.0.0.44:51234 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error
+ERROR:    Exception in ASGI application
+Traceback (most recent call last):
+  File "/usr/local/lib/python3.10/dist-packages/uvicorn/protocols/http/httptools_impl.py", line 401, in run_asgi
+    result = await app(  # type: ignore[func-returns-value]
+  File "/usr/local/lib/python3.10/dist-packages/starlette/routing.py", line 73, in app
+    response = await f(request)
+  File "/usr/local/lib/python3.10/dist-packages/vllm/entrypoints/openai/api_server.py", line 315, in create_chat_completion
+    generator = await chat.create_chat_completion(request, raw_request)
+  File "/usr/local/lib/python3.10/dist-packages/vllm/entrypoints/openai/serving_chat.py", line 148, in create_chat_completion
+    raise ValueError(f"This model's maximum context length is {self.max_model_len} tokens.")
+ValueError: This model's maximum context length is 4096 tokens. However, you requested 5120 tokens (1024 in the messages, 4096 in the completion). Please reduce the length of the messages or completion.
+"""
+
+TCPSTORE = """\
+[W socket.cpp:663] [c10d] The client socket has failed to connect to [node-3.cluster.local]:29500 (errno: 110 - Connection timed out).
+Traceback (most recent call last):
+  File "/opt/conda/bin/torchrun", line 33, in <module>
+    sys.exit(load_entry_point('torch==2.1.2', 'console_scripts', 'torchrun')())
+  File "/opt/conda/lib/python3.10/site-packages/torch/distributed/elastic/rendezvous/static_tcp_rendezvous.py", line 54, in next_rendezvous
+    self._store = TCPStore(  # type: ignore[call-arg]
+torch.distributed.DistNetworkError: The client socket has timed out after 1800s while trying to connect to (10.0.0.12, 29500).
+"""
+
+NCCL_WARN = """\
+node-17:31452:31452 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.17<0>
+node-17:31452:31452 [0] NCCL INFO NET/Plugin : Plugin load (libnccl-net.so) returned 2 : libnccl-net.so: cannot open shared object file: No such file or directory
+node-17:31452:31452 [0] NCCL INFO cudaDriverVersion 12020
+NCCL version 2.18.1+cuda12.1
+node-17:31452:31610 [0] misc/ibvwrap.cc:188 NCCL WARN Call to ibv_reg_mr failed with error Cannot allocate memory
+node-17:31452:31610 [0] NCCL INFO transport/net_ib.cc:606 -> 2
+node-17:31453:31611 [1] misc/ibvwrap.cc:188 NCCL WARN Call to ibv_reg_mr failed with error Cannot allocate memory
+Traceback (most recent call last):
+  File "/home/ops/bench/allreduce.py", line 31, in <module>
+    dist.all_reduce(t)
+  File "/opt/conda/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py", line 2050, in all_reduce
+    work = group.allreduce([tensor], opts)
+torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1691, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1
+ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.
+Last error:
+Call to ibv_reg_mr failed with error Cannot allocate memory
+"""
+
+MP_SPAWN = """\
+Traceback (most recent call last):
+  File "/workspace/ddp_train.py", line 140, in <module>
+    mp.spawn(train, args=(world_size,), nprocs=world_size, join=True)
+  File "/opt/conda/lib/python3.10/site-packages/torch/multiprocessing/spawn.py", line 158, in join
+    raise ProcessRaisedException(msg, error_index, failed_process.pid)
+torch.multiprocessing.spawn.ProcessRaisedException: 
+
+-- Process 2 terminated with the following error:
+Traceback (most recent call last):
+  File "/opt/conda/lib/python3.10/site-packages/torch/multiprocessing/spawn.py", line 69, in _wrap
+    fn(i, *args)
+  File "/workspace/ddp_train.py", line 61, in train
+    model = DDP(model, device_ids=[rank])
+  File "/opt/conda/lib/python3.10/site-packages/torch/nn/parallel/distributed.py", line 798, in __init__
+    _verify_param_shape_across_processes(self.process_group, parameters)
+RuntimeError: DDP expects same model across all ranks, but Rank 2 has 217 params, while rank 0 has inconsistent 219 params.
+"""
+
+KILLED = """\
+Loading checkpoint shards:  33%|███▎      | 1/3 [00:41<01:22, 41.12s/it]
+Loading checkpoint shards:  67%|██████▋   | 2/3 [01:25<00:42, 42.71s/it]
+Killed
+"""
+
+BUS_ERROR = """\
+Epoch 0:   3%|▎         | 41/1250 [00:12<06:02,  3.33it/s, loss=2.31]
+ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).
+Traceback (most recent call last):
+  File "/usr/local/lib/python3.8/dist-packages/torch/utils/data/dataloader.py", line 1133, in _try_get_data
+    data = self._data_queue.get(timeout=timeout)
+  File "/usr/local/lib/python3.8/dist-packages/torch/utils/data/_utils/signal_handling.py", line 66, in handler
+    _error_if_any_worker_fails()
+RuntimeError: DataLoader worker (pid 31337) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory. Please try to raise your shared memory limit.
+"""
+
+DS_CONFIG_MISMATCH = """\
+[2024-06-02 12:00:01,002] [INFO] [comm.py:637:init_distributed] cdb=None
+Traceback (most recent call last):
+  File "/data/run_sft.py", line 301, in <module>
+    trainer.train()
+  File "/usr/local/lib/python3.10/dist-packages/transformers/integrations/deepspeed.py", line 279, in trainer_config_finalize
+    raise ValueError(
+ValueError: Please correct the following DeepSpeed config values that mismatch TrainingArguments values:
+- ds train_micro_batch_size_per_gpu=4 vs hf per_device_train_batch_size=8
+The easiest method is to set these DeepSpeed config values to 'auto'.
+"""
+
+ENV_DUMP = """\
+Collecting environment information...
+PyTorch version: 2.1.2+cu121
+Is debug build: False
+CUDA used to build PyTorch: 12.1
+ROCM used to build PyTorch: N/A
+OS: Ubuntu 22.04.3 LTS (x86_64)
+GCC version: (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0
+Python version: 3.10.13 (main, Sep 11 2023, 13:44:35) [GCC 11.2.0] (64-bit runtime)
+Is CUDA available: True
+CUDA runtime version: 12.1.105
+Nvidia driver version: 535.104.05
+Versions of relevant libraries:
+[pip3] numpy==1.26.3
+[pip3] torch==2.1.2
+[pip3] triton==2.1.0
+[conda] nvidia-cuda-runtime-cu12  12.1.105                 pypi_0    pypi
+Package                  Version
+------------------------ ----------
+deepspeed                0.12.6
+nvidia-nccl-cu12         2.18.1
+torch                    2.1.2
+--------------------------------------------------
+DeepSpeed C++/CUDA extension op report
+--------------------------------------------------
+async_io ............... [NO] ....... [NO]
+fused_adam ............. [NO] ....... [OKAY]
+cpu_adam ............... [NO] ....... [OKAY]
+torch install path ............... ['/opt/conda/lib/python3.10/site-packages/torch']
+nvcc version ..................... 12.1
+  per_device_train_batch_size=8,
+  learning_rate=2e-05,
+  log_level=passive,
+  on_error=raise,
+Traceback (most recent call last):
+  File "/workspace/train.py", line 10, in <module>
+    import deepspeed
+  File "/opt/conda/lib/python3.10/site-packages/deepspeed/__init__.py", line 25, in <module>
+    from . import ops
+  File "/opt/conda/lib/python3.10/site-packages/deepspeed/ops/op_builder/builder.py", line 102, in assert_no_cuda_mismatch
+    raise CUDAMismatchException(
+deepspeed.ops.op_builder.builder.CUDAMismatchException: >- DeepSpeed Op Builder: Installed CUDA version 11.8 does not match the version torch was compiled with 12.1, unable to compile cuda/cpp extensions without a matching cuda version.
+"""
+
+RAY_VLLM = """\
+(RayWorkerWrapper pid=12731, ip=10.0.0.21) INFO 11-22 10:20:01 selector.py:135] Using Flash Attention backend.
+(RayWorkerWrapper pid=12731, ip=10.0.0.21) ERROR 11-22 10:20:33 worker_base.py:464] Error executing method initialize_cache. This might cause deadlock in distributed execution.
+(RayWorkerWrapper pid=12731, ip=10.0.0.21) ERROR 11-22 10:20:33 worker_base.py:464] Traceback (most recent call last):
+(RayWorkerWrapper pid=12731, ip=10.0.0.21) ERROR 11-22 10:20:33 worker_base.py:464]   File "/usr/local/lib/python3.10/dist-packages/vllm/worker/worker_base.py", line 456, in execute_method
+(RayWorkerWrapper pid=12731, ip=10.0.0.21) ERROR 11-22 10:20:33 worker_base.py:464]     return executor(*args, **kwargs)
+(RayWorkerWrapper pid=12731, ip=10.0.0.21) ERROR 11-22 10:20:33 worker_base.py:464]   File "/usr/local/lib/python3.10/dist-packages/vllm/worker/worker.py", line 493, in raise_if_cache_size_invalid
+(RayWorkerWrapper pid=12731, ip=10.0.0.21) ERROR 11-22 10:20:33 worker_base.py:464]     raise ValueError("No available memory for the cache blocks. "
+(RayWorkerWrapper pid=12731, ip=10.0.0.21) ERROR 11-22 10:20:33 worker_base.py:464] ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.
+(RayWorkerWrapper pid=12802, ip=10.0.0.22) ERROR 11-22 10:20:33 worker_base.py:464] ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.
+"""
+
+ANSI_LOG = (
+    "\x1b[32mINFO\x1b[0m 11-22 10:01:02 api_server.py:527] vLLM API server version 0.6.3\n"
+    "\x1b[31mERROR\x1b[0m 11-22 10:01:09 engine.py:135] RuntimeError('CUDA error: an illegal memory access was encountered')\n"
+)
+
+ENGLISH_ONE_LINER = "How do I fix RuntimeError: CUDA error: an illegal memory access was encountered when serving with vllm?"
+
+CHINESE_INLINE = "训练一直输出\"Invalidate trace cache @ step 1024: expected module 12, but got module 30\"的警告，loss 也不更新了，是什么原因？"
+
+
+def sig(text: str) -> Signature:
+    s = extract(text)
+    assert isinstance(s, Signature)
+    return s
+
+
+# ---------------------------------------------------------------------------
+# Real-shaped pastes
+# ---------------------------------------------------------------------------
+
+
+def test_oom_new_format() -> None:
+    s = sig(OOM_NEW)
+    assert s.exception == "torch.OutOfMemoryError"
+    assert s.message is not None and s.message.startswith("CUDA out of memory. Tried to allocate 3.39 GiB.")
+    assert s.lines[0].startswith("torch.OutOfMemoryError: CUDA out of memory.")
+    t = s.templates[0]
+    assert "Tried to allocate <SIZE>. GPU <N> has a total capacity of <SIZE> of which <SIZE> is free." in t
+    assert "Process <PID> has <SIZE> memory in use" in t
+    assert "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" in t
+    assert s.components[0] == "deepspeed.runtime.zero"
+    assert s.components[:4] == (
+        "deepspeed.runtime.zero",
+        "deepspeed.runtime.engine",
+        "accelerate.accelerator",
+        "transformers.trainer",
+    )
+    # generic torch internals rank after the libraries that explain the failure
+    assert s.components.index("torch.autograd") > s.components.index("transformers.trainer")
+    # progress bars, metrics dicts and user frames are not signal
+    assert not any("it/s" in line or "train.py" in line or "'loss'" in line for line in s.lines)
+    assert s.prose == ""
+
+
+def test_oom_same_template_with_other_numbers() -> None:
+    a, b = sig(OOM_NEW), sig(OOM_OTHER_NUMBERS)
+    assert a.templates[0] == b.templates[0]
+    assert a.lines[0] != b.lines[0]
+
+
+def test_oom_old_format() -> None:
+    s = sig(OOM_OLD)
+    assert s.exception == "torch.cuda.OutOfMemoryError"
+    assert s.templates[0] == (
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate <SIZE> (GPU <N>; <SIZE> total capacity;"
+        " <SIZE> already allocated; <SIZE> free; <SIZE> reserved in total by PyTorch) If reserved memory is >>"
+        " allocated memory try setting max_split_size_mb to avoid fragmentation. See documentation for Memory"
+        " Management and PYTORCH_CUDA_ALLOC_CONF"
+    )
+    assert s.components[0] == "transformers.models.llama"
+    assert "torch.cuda" in s.components
+
+
+def test_nccl_watchdog_timeout_multi_rank() -> None:
+    s = sig(NCCL_WATCHDOG)
+    assert s.exception == "c10::DistBackendError"
+    assert s.message is not None and "Watchdog caught collective operation timeout" in s.message
+    watchdog = [t for t in s.templates if t.startswith("[Rank <RANK>] Watchdog caught")]
+    # rank 3 and rank 5 print the same line with other numbers: one template
+    assert watchdog == [
+        "[Rank <RANK>] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=<N>, OpType=ALLREDUCE,"
+        " NumelIn=<N>, NumelOut=<N>, Timeout(ms)=<N>) ran for <DUR> before timing out."
+    ]
+    assert any("Some NCCL operations have failed or timed out" in line for line in s.lines)
+    # prefixes are gone; C++ frames are not signal
+    assert not any(line.startswith("[rank") or line.startswith("[E1122") for line in s.lines)
+    assert not any(line.startswith("frame #") or "Exception raised from" in line for line in s.lines)
+    assert s.components[0] == "torch.distributed"
+    assert len(s.templates) == len(set(s.templates))
+
+
+def test_torchrun_child_failed_sigkill() -> None:
+    s = sig(TORCHRUN_SIGKILL)
+    assert s.exception == "torch.distributed.elastic.multiprocessing.errors.ChildFailedError"
+    assert s.lines[0] == "torch.distributed.elastic.multiprocessing.errors.ChildFailedError"
+    assert "Signal 9 (SIGKILL) received by PID 140302" in s.lines
+    assert "Signal 9 (SIGKILL) received by PID <PID>" in s.templates
+    assert "exitcode: -9 (pid: 140302)" in s.lines
+    # exit codes are kept: -9 (OOM killer) and 1 (Python error) are different problems
+    assert "exitcode: -9 (pid: <PID>)" in s.templates
+    assert "failed (exitcode: -9) local_rank: <RANK> (pid: <PID>) of binary: <PATH>" in s.templates
+    # the OMP_NUM_THREADS banner, separators, host/time fields are noise
+    assert not any("OMP_NUM_THREADS" in line or "****" in line for line in s.lines)
+    assert not any("gpu-a100-03" in line or line.startswith("time") for line in s.lines)
+    assert "torch.distributed.elastic" in s.components
+
+
+def test_torchrun_root_cause_is_the_rank_error() -> None:
+    s = sig(TORCHRUN_WITH_RANK_ERROR)
+    # the wrapper only says "a child failed": the rank's own error is primary
+    assert s.exception == "torch.distributed.DistBackendError"
+    assert s.lines[0].startswith("torch.distributed.DistBackendError: NCCL error in:")
+    assert s.templates[0] == (
+        "torch.distributed.DistBackendError: NCCL error in: torch/csrc/distributed/c10d/NCCLUtils.hpp:<N>,"
+        " unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version <VER>"
+    )
+    # "Last error:" is joined with the line that carries it
+    assert (
+        "Last error: socketStartConnect: Connect to 10.0.0.12<35711> failed : Software caused connection abort"
+        in s.lines
+    )
+    assert any(line.startswith("ncclSystemError: System call") for line in s.lines)
+    assert "torch.distributed.elastic.multiprocessing.errors.ChildFailedError" in s.lines
+    assert "exitcode: 1 (pid: 4122)" in s.lines
+    assert not any("To enable traceback see" in line for line in s.lines)
+    assert s.components[0] == "torch.distributed.distributed_c10d"
+
+
+def test_torchrun_error_file_traceback() -> None:
+    s = sig(TORCHRUN_ERROR_FILE)
+    assert s.exception == "OSError"
+    assert s.message is not None and "does not appear to have a file named pytorch_model.bin" in s.message
+    assert s.templates[0].startswith("OSError: <PATH> does not appear to have a file named pytorch_model.bin")
+    assert "error_file: <PATH>" in s.templates
+    assert "transformers.modeling_utils" in s.components
+
+
+def test_deepspeed_cpu_adam_jit_build() -> None:
+    s = sig(DS_CPU_ADAM_BUILD)
+    # the __del__ AttributeError printed after "Exception ignored in" is not the cause
+    assert s.exception == "RuntimeError"
+    assert s.message == "Error building extension 'cpu_adam'"
+    assert s.lines[0] == "RuntimeError: Error building extension 'cpu_adam'"
+    assert s.lines[1] == "subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1."
+    assert "fatal error: cublas_v2.h: No such file or directory" in s.lines
+    assert "FAILED: cpu_adam.o" in s.lines
+    assert "ninja: build stopped: subcommand failed." in s.lines
+    assert "AttributeError: 'DeepSpeedCPUAdam' object has no attribute 'ds_opt_adam'" in s.lines
+    assert s.lines.index("fatal error: cublas_v2.h: No such file or directory") < s.lines.index("FAILED: cpu_adam.o")
+    # compile commands are not signal
+    assert not any(line.startswith(("[1/3]", "c++ ")) for line in s.lines)
+    assert set(s.components[:3]) == {"torch.utils.cpp_extension", "deepspeed.ops.adam", "deepspeed.ops.op_builder"}
+
+
+def test_flash_attn_pip_build() -> None:
+    s = sig(FLASH_ATTN_PIP)
+    assert s.exception == "RuntimeError"
+    assert s.message == "Error compiling objects for extension"
+    assert "nvcc fatal : Unsupported gpu architecture 'compute_90'" in s.lines
+    assert "nvcc fatal : Unsupported gpu architecture 'compute_90'" in s.templates  # compute_90 kept
+    assert "ERROR: Failed building wheel for flash-attn" in s.lines
+    assert "error: subprocess-exited-with-error" in s.lines
+    assert "× python setup.py bdist_wheel did not run successfully." in s.lines
+    i = s.lines.index
+    assert i("nvcc fatal : Unsupported gpu architecture 'compute_90'") < i("ERROR: Failed building wheel for flash-attn")
+    assert i("ERROR: Failed building wheel for flash-attn") < i("error: subprocess-exited-with-error")
+    # pip chatter, git's "not a git repository" and box-drawing lines are noise
+    assert not any("not a git repository" in line or "exit code: 1" in line for line in s.lines)
+    assert not any(line.startswith(("Requirement already", "Collecting", "$ pip")) for line in s.lines)
+
+
+def test_python_h_missing() -> None:
+    s = sig(PYTHON_H)
+    assert s.exception is None
+    assert s.lines[0] == "fatal error: Python.h: No such file or directory"
+    assert "error: command '/usr/bin/gcc' failed with exit code 1" in s.lines
+    assert "error: command '<PATH>' failed with exit code 1" in s.templates
+    assert "ERROR: Failed building wheel for deepspeed" in s.lines
+
+
+def test_bitsandbytes_cuda_setup() -> None:
+    s = sig(BNB_SETUP)
+    assert s.exception == "RuntimeError"
+    assert s.message == (
+        "CUDA Setup failed despite GPU being available. Please run the following command to get more information:"
+    )
+    assert any(line.startswith("CUDA SETUP: Required library version not found: libbitsandbytes_cuda118.so") for line in s.lines)
+    assert any("libcudart.so not found in any environmental path" in line for line in s.lines)
+    assert any(line.startswith("UserWarning: /opt/conda did not contain") for line in s.lines)
+    assert not any("ERROR====" in line or "BUG REPORT" in line for line in s.lines)
+    assert s.components[0].startswith("bitsandbytes")
+
+
+def test_vllm_kv_cache_value_error() -> None:
+    s = sig(VLLM_KV_CACHE)
+    assert s.exception == "ValueError"
+    assert s.templates[0] == (
+        "ValueError: The model's max seq len (<N>) is larger than the maximum number of tokens that can be stored"
+        " in KV cache (<N>). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when"
+        " initializing the engine."
+    )
+    assert s.components[:2] == ("vllm.worker.worker", "vllm.engine.llm_engine")
+    # INFO lines and checkpoint-loading bars are not signal
+    assert not any("Loading" in line or "Initializing" in line for line in s.lines)
+
+
+def test_device_side_assert() -> None:
+    s = sig(DEVICE_ASSERT)
+    assert s.exception == "RuntimeError"
+    assert s.message == "CUDA error: device-side assert triggered"
+    asserts = [t for t in s.templates if "Assertion" in t]
+    # four threads/blocks print the same assertion: one template survives
+    assert asserts == [
+        "aten/src/ATen/native/cuda/Indexing.cu:<N>: indexSelectLargeIndex: block: <SHAPE>, thread: <SHAPE>"
+        " Assertion `srcIndex < srcSelectDimSize` failed."
+    ]
+    assert not any("asynchronously reported" in line or "CUDA_LAUNCH_BLOCKING" in line for line in s.lines)
+    assert "transformers.models.bert" in s.components
+
+
+def test_multi_rank_interleaved() -> None:
+    s = sig(MULTI_RANK)
+    assert s.exception == "RuntimeError"
+    assert s.message is not None and s.message.startswith("Expected to mark a variable ready only once.")
+    assert sum(line.startswith("RuntimeError: Expected to mark") for line in s.lines) == 1
+    assert s.components[0] in ("torch.nn.parallel", "transformers.trainer")
+    assert "torch.nn.parallel" in s.components
+    assert "failed (exitcode: 1) local_rank: <RANK> (pid: <PID>) of binary: <PATH>" in s.templates
+
+
+def test_chinese_question_around_traceback() -> None:
+    s = sig(CHINESE_QUESTION)
+    assert s.exception == "ImportError"
+    assert s.message is not None and s.message.startswith("FlashAttention2 has been toggled on")
+    assert s.prose.startswith("大佬们好，我用 LLaMA-Factory 做 Qwen2-7B 的 LoRA 微调")
+    assert "谢谢！" in s.prose
+    assert "Traceback" not in s.prose and "File" not in s.prose
+    assert "transformers.modeling_utils" in s.components
+    assert "llamafactory.launcher" in s.components  # source checkout, not site-packages
+    text = s.text()
+    assert text.startswith("大佬们好") and "ImportError: FlashAttention2" in text and len(text) <= 2000
+
+
+def test_chained_exceptions() -> None:
+    s = sig(CHAINED)
+    assert s.exception == "OSError"
+    assert s.message is not None and s.message.startswith("We couldn't connect to 'https://huggingface.co'")
+    assert s.lines[0].startswith("OSError: We couldn't connect")
+    # earlier exceptions of the chain follow, the direct cause first
+    assert s.lines[1].startswith("urllib3.exceptions.ConnectTimeoutError:")
+    assert s.lines[2] == "TimeoutError: [Errno 110] Connection timed out"
+    assert "TimeoutError: [Errno <N>] Connection timed out" in s.templates
+    assert s.templates[0].startswith("OSError: We couldn't connect to '<URL>' to load this file")
+    assert s.components[0] == "transformers.utils.hub"
+
+
+def test_user_warning() -> None:
+    s = sig(USER_WARNING)
+    assert s.exception == "UserWarning"
+    assert s.message is not None and s.message.startswith("torch.utils.checkpoint: the use_reentrant parameter")
+    assert len(s.lines) == 1  # repeated warning, deduped; "warnings.warn(" and the bar are noise
+    assert s.lines[0].startswith("UserWarning: torch.utils.checkpoint:")
+    assert s.components == ("torch.utils.checkpoint",)
+
+
+def test_future_warning() -> None:
+    s = sig(FUTURE_WARNING)
+    assert s.exception == "FutureWarning"
+    assert s.lines[0].startswith("FutureWarning: `clean_up_tokenization_spaces` was not set.")
+    assert "transformers <VER>" in s.templates[0]
+    assert s.components == ("transformers.tokenization_utils_base",)
+
+
+def test_nvcc_fatal_unsupported_arch() -> None:
+    s = sig(NVCC_ARCH)
+    assert s.exception is None
+    assert s.lines[0] == "nvcc fatal : Unsupported gpu architecture 'compute_90'"
+    assert s.templates[0] == "nvcc fatal : Unsupported gpu architecture 'compute_90'"
+    assert "error: command '<PATH>' failed with exit code 1" in s.templates
+    assert not any(line.startswith("/usr/local/cuda") for line in s.lines)
+
+
+def test_import_error_undefined_symbol() -> None:
+    s = sig(UNDEFINED_SYMBOL)
+    assert s.exception == "ImportError"
+    assert s.templates[0] == (
+        "ImportError: flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEi"
+    )
+    assert s.components[0] == "flash_attn.flash_attn_interface"
+
+
+def test_deepspeed_trace_cache_warnings() -> None:
+    s = sig(DS_TRACE_CACHE)
+    trace = [t for t in s.templates if t.startswith("Invalidate trace cache")]
+    assert trace == ["Invalidate trace cache @ step <N>: expected module <N>, but got module <N>"]
+    assert any(line.startswith("4 pytorch allocator cache flushes since last step") for line in s.lines)
+    assert any(line.startswith("A module has unknown inputs or outputs type") for line in s.lines)
+    # the error-ish line outranks DeepSpeed [WARNING] lines; no timestamps or [WARNING] prefixes remain
+    assert s.lines[0].startswith("Invalidate trace cache")
+    assert not any(line.startswith("[") for line in s.lines)
+    assert "deepspeed.runtime.zero" in s.components
+
+
+def test_uvicorn_asgi_exception() -> None:
+    s = sig(UVICORN_ASGI)
+    assert s.exception == "ValueError"
+    assert s.templates[0] == (
+        "ValueError: This model's maximum context length is <N> tokens. However, you requested <N> tokens"
+        " (<N> in the messages, <N> in the completion). Please reduce the length of the messages or completion."
+    )
+    assert "Exception in ASGI application" in s.lines
+    assert s.components[0] == "vllm.entrypoints.openai"
+    assert "uvicorn.protocols.http" in s.components and s.components.index("uvicorn.protocols.http") > 0
+
+
+def test_tcpstore_timeout() -> None:
+    s = sig(TCPSTORE)
+    assert s.exception == "torch.distributed.DistNetworkError"
+    assert s.templates[0] == (
+        "torch.distributed.DistNetworkError: The client socket has timed out after <DUR> while trying to connect"
+        " to (<IP>, <N>)."
+    )
+    assert any(t.startswith("[c10d] The client socket has failed to connect to [<HOST>]:<N>") for t in s.templates)
+
+
+def test_nccl_warn_and_last_error() -> None:
+    s = sig(NCCL_WARN)
+    assert s.exception == "torch.distributed.DistBackendError"
+    assert "Last error: Call to ibv_reg_mr failed with error Cannot allocate memory" in s.lines
+    assert "NCCL WARN Call to ibv_reg_mr failed with error Cannot allocate memory" in s.lines
+    # NCCL INFO chatter (including the benign net plugin message) is noise
+    assert not any("NCCL INFO" in line or "libnccl-net.so" in line for line in s.lines)
+    assert s.components[0] == "torch.distributed.distributed_c10d"
+
+
+def test_mp_spawn_process_raised() -> None:
+    s = sig(MP_SPAWN)
+    assert s.exception == "RuntimeError"
+    assert s.templates[0] == (
+        "RuntimeError: DDP expects same model across all ranks, but Rank <RANK> has <N> params, while rank <RANK>"
+        " has inconsistent <N> params."
+    )
+    assert "torch.multiprocessing.spawn.ProcessRaisedException" in s.lines
+    assert s.components[0] == "torch.nn.parallel"
+
+
+def test_killed_after_progress_bars() -> None:
+    s = sig(KILLED)
+    assert s.exception is None
+    assert s.lines == ("Killed",)
+
+
+def test_dataloader_bus_error() -> None:
+    s = sig(BUS_ERROR)
+    assert s.exception == "RuntimeError"
+    assert s.templates[0] == (
+        "RuntimeError: DataLoader worker (pid <PID>) is killed by signal: Bus error. It is possible that"
+        " dataloader's workers are out of shared memory. Please try to raise your shared memory limit."
+    )
+    assert "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm)." in s.lines
+    assert s.components[0].startswith("torch.utils.data")
+
+
+def test_multiline_message_details() -> None:
+    s = sig(DS_CONFIG_MISMATCH)
+    assert s.exception == "ValueError"
+    assert s.message == "Please correct the following DeepSpeed config values that mismatch TrainingArguments values:"
+    assert "transformers.integrations.deepspeed" in s.components
+    assert not any("cdb=None" in line for line in s.lines)
+
+
+def test_env_dump_is_noise() -> None:
+    s = sig(ENV_DUMP)
+    assert s.exception == "deepspeed.ops.op_builder.builder.CUDAMismatchException"
+    assert len(s.lines) == 1
+    assert s.templates[0] == (
+        "deepspeed.ops.op_builder.builder.CUDAMismatchException: >- DeepSpeed Op Builder: Installed CUDA version <N>"
+        " does not match the version torch was compiled with <N>, unable to compile cuda/cpp extensions without a"
+        " matching cuda version."
+    )
+    assert s.components[0] == "deepspeed.ops.op_builder"
+
+
+def test_ray_worker_prefixes() -> None:
+    s = sig(RAY_VLLM)
+    assert s.exception == "ValueError"
+    assert s.lines[0] == (
+        "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when"
+        " initializing the engine."
+    )
+    assert sum(line.startswith("ValueError") for line in s.lines) == 1  # two workers, one line
+    assert "Error executing method initialize_cache. This might cause deadlock in distributed execution." in s.lines
+    assert not any("pid=" in line or "Flash Attention backend" in line for line in s.lines)
+    assert s.components[0] == "vllm.worker.worker"
+
+
+def test_ansi_codes_stripped() -> None:
+    s = sig(ANSI_LOG)
+    assert s.lines == ("RuntimeError('CUDA error: an illegal memory access was encountered')",)
+    assert not any("\x1b" in line for line in s.lines + s.templates)
+
+
+def test_english_one_liner_question() -> None:
+    s = sig(ENGLISH_ONE_LINER)
+    assert s.exception == "RuntimeError"
+    assert s.message == "CUDA error: an illegal memory access was encountered when serving with vllm?"
+    assert s.prose == "How do I fix"
+
+
+def test_chinese_inline_quoted_error() -> None:
+    s = sig(CHINESE_INLINE)
+    assert s.lines == ("Invalidate trace cache @ step 1024: expected module 12, but got module 30",)
+    assert s.templates == ("Invalidate trace cache @ step <N>: expected module <N>, but got module <N>",)
+    assert "训练一直输出" in s.prose and "是什么原因" in s.prose
+    assert "Invalidate" not in s.prose
+
+
+def test_seed_page_like_article() -> None:
+    """A scraped Chinese article quoting its error inline (as in shared/seeds)."""
+    page = (
+        "Huggingface Open-R1项目中的DeepSpeed Zero3训练缓存失效问题分析\n"
+        "2025-05-08 01:40:21作者:吴年前Myrtle\n问题现象描述\n"
+        "具体表现为训练停滞，控制台不断输出\"Invalidate trace cache @ step 55651: expected module 319, but got module 636\""
+        "的警告信息，同时训练损失(loss)日志停止更新。\n登录后查看全文\n"
+    )
+    s = sig(page)
+    assert "Invalidate trace cache @ step <N>: expected module <N>, but got module <N>" in s.templates
+    assert "问题现象描述" in s.prose
+
+
+def test_text_is_bounded_and_ordered() -> None:
+    s = sig(CHINESE_QUESTION + FLASH_ATTN_PIP * 5)
+    text = s.text()
+    assert len(text) <= 2000
+    assert text.startswith(s.prose[:20])
+    assert s.components[0] in text
+
+
+def test_empty_and_noise_only() -> None:
+    assert sig("") == Signature(None, None, (), (), (), "")
+    s = sig(" 45%|████▌     | 9/20 [00:01<00:02,  4.1it/s]\n\n\n")
+    assert s.lines == () and s.exception is None
+
+
+# ---------------------------------------------------------------------------
+# mask()
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        ("Tried to allocate 3.39 GiB; 512 MiB; 20.00 MiB", "Tried to allocate <SIZE>; <SIZE>; <SIZE>"),
+        ("at 0x7f3a9c0b1d20 in libc10.so", "at <HEX> in libc10.so"),
+        (
+            "File /usr/lib/python3/dist-packages/deepspeed/runtime/engine.py line 12",
+            "File deepspeed/runtime/engine.py line <N>",
+        ),
+        ("open /home/alice/data/train.jsonl failed", "open <PATH> failed"),
+        ("rank 3 and [rank3] and local_rank: 0", "rank <RANK> and [rank<RANK>] and local_rank: <RANK>"),
+        ("host node-17.cluster.local and gpu-a100-03", "host <HOST> and <HOST>"),
+        ("connect to 10.0.0.12:29500 failed", "connect to <IP>:<PORT> failed"),
+        ("bind to [::1]:29500 and [fe80::1ff:fe23:4567:890a]", "bind to <IP>:<PORT> and <IP>"),
+        ("job 123e4567-e89b-12d3-a456-426614174000", "job <UUID>"),
+        ("got torch.Size([4, 512, 4096]) vs [4, 512, 4096] vs (32, 128)", "got <SHAPE> vs <SHAPE> vs <SHAPE>"),
+        ("mat1 and mat2 shapes cannot be multiplied (4x4096 and 11008x4096)", "mat1 and mat2 shapes cannot be multiplied (<SHAPE> and <SHAPE>)"),
+        ("2024-11-22 10:01:02,123 started; W1122 10:01:02.123456 x", "<TS> started; <TS> x"),
+        ("ran for 600012 milliseconds; timed out after 1800s", "ran for <DUR>; timed out after <DUR>"),
+        ("deepspeed 0.16.0 and torch==2.1.0+cu121", "deepspeed <VER> and torch==<VER>"),
+        ("pid: 12345, PID 777, (pid=42)", "pid: <PID>, PID <PID>, (pid=<PID>)"),
+        (
+            "sm_90 cu117 py39_cu117 compute_90 ds_opt_adam NCCL_P2P_DISABLE CUDA_HOME torch.cuda.OutOfMemoryError",
+            "sm_90 cu117 py39_cu117 compute_90 ds_opt_adam NCCL_P2P_DISABLE CUDA_HOME torch.cuda.OutOfMemoryError",
+        ),
+        ("exitcode: -9 exit status 1 Signal 9 (SIGKILL)", "exitcode: -9 exit status 1 Signal 9 (SIGKILL)"),
+        ("see https://pytorch.org/docs/stable/notes/cuda.html#environment-variables.", "see <URL>."),
+        ("\x1b[31mERROR\x1b[0m  x", "ERROR x"),
+        ("C:\\Users\\me\\anaconda3\\Lib\\site-packages\\torch\\nn\\functional.py", "torch/nn/functional.py"),
+        ("Qwen2-7B Llama-2-7b-hf x86_64 utf-8 fp16", "Qwen2-7B Llama-2-7b-hf x86_64 utf-8 fp16"),
+    ],
+)
+def test_mask_examples(raw: str, expected: str) -> None:
+    assert mask(raw) == expected
+    assert mask(expected) == expected
+
+
+def test_mask_trace_cache_example() -> None:
+    a = mask("Invalidate trace cache @ step 55651: expected module 319, but got module 636")
+    b = mask("Invalidate trace cache @ step 12: expected module 4, but got module 88")
+    assert a == b == "Invalidate trace cache @ step <N>: expected module <N>, but got module <N>"
+
+
+def test_mask_keeps_case() -> None:
+    assert mask("CUDA Error: Out Of Memory") == "CUDA Error: Out Of Memory"
+
+
+# ---------------------------------------------------------------------------
+# is_error_line()
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "RuntimeError: CUDA error: device-side assert triggered",
+        "[rank3]: torch.OutOfMemoryError: CUDA out of memory.",
+        "nvcc fatal   : Unsupported gpu architecture 'compute_90'",
+        "  ERROR: Failed building wheel for flash-attn",
+        "terminate called after throwing an instance of 'c10::Error'",
+        "node-1:1:1 [0] misc/socket.cc:484 NCCL WARN Net : Connect to 10.0.0.1<1234> failed : Connection refused",
+        "/x/site-packages/torch/utils/checkpoint.py:464: UserWarning: use_reentrant parameter should be passed",
+        "[2024-11-22 10:01:02,345] [WARNING] [stage3.py:2117:step] 4 pytorch allocator cache flushes since last step.",
+        "ERROR 11-22 10:01:02 engine.py:123] Engine background task failed",
+        "Invalidate trace cache @ step 55651: expected module 319, but got module 636",
+        "Segmentation fault (core dumped)",
+    ],
+)
+def test_is_error_line_true(line: str) -> None:
+    assert is_error_line(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '  File "/opt/conda/lib/python3.10/site-packages/torch/nn/modules/module.py", line 1501, in _call_impl',
+        " 45%|████▌     | 9/20 [00:01<00:02,  4.1it/s]",
+        "torch                    2.1.2",
+        "on_error=raise,",
+        "async_io ............... [NO] ....... [NO]",
+        "INFO 11-22 10:01:02 llm_engine.py:237] Initializing an LLM engine (v0.6.3.post1) with config: x",
+        "============================================================",
+        "CUDA kernel errors might be asynchronously reported at some other API call.",
+        "",
+        "Loading checkpoint shards: 100%|██████████| 4/4 [00:09<00:00,  2.31s/it]",
+    ],
+)
+def test_is_error_line_false(line: str) -> None:
+    assert not is_error_line(line)
+
+
+# ---------------------------------------------------------------------------
+# Properties
+# ---------------------------------------------------------------------------
+
+_TOKENS = st.sampled_from(
+    [
+        "0", "9", "12", "3.39", "-9", "1e-5", "0x7f3a", "deadbeefcafe01", "GiB", " MiB", "s", "ms", " seconds",
+        "/", "\\", ".", ":", "-", "_", "=", ",", " ", "  ", "[", "]", "(", ")", "<", ">", "@", "'", '"', "`",
+        "rank", "Rank ", "pid", "process ", "exitcode: ", "exit status ", "Signal ", "host: ", "node-", "gpu-a100-",
+        "site-packages/", "dist-packages/", "torch", "deepspeed/", ".py", ".so.", "http://", "https://a.b/c",
+        "10.0.0.12", "::1", "[::1]", "fe80::", "c10::", "torch.Size([", "x", "v", "==", "2024-11-22", " 10:01:02",
+        "W1122", "T", "Z", "sm_90", "cu117", "<N>", "<PATH>", "<SIZE>", "\x1b[31m", "\t", "\n", "\x00", "é", "中",
+        "12345678-1234-1234-1234-123456789abc", ".local", "-packages", "~", "C:\\",
+    ]
+)
+_STRUCTURED = st.lists(_TOKENS, max_size=40).map("".join)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(st.text(max_size=300), _STRUCTURED))
+def test_mask_idempotent(s: str) -> None:
+    m = mask(s)
+    assert mask(m) == m
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=2000))
+def test_extract_never_raises_text(s: str) -> None:
+    sig_ = extract(s)
+    assert isinstance(sig_, Signature)
+    assert len(sig_.text()) <= 2000
+    assert len(sig_.lines) == len(sig_.templates)
+    for line, t in zip(sig_.lines, sig_.templates):
+        assert mask(line) == t
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(_STRUCTURED, st.sampled_from(OOM_NEW.splitlines() + NCCL_WATCHDOG.splitlines())), max_size=30))
+def test_extract_never_raises_structured(lines: list[str]) -> None:
+    s = extract("\n".join(lines))
+    assert len(s.lines) == len(s.templates)
+    assert all(mask(t) == t for t in s.templates)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.text(min_size=1, max_size=3), st.integers(min_value=10_000, max_value=200_000))
+def test_huge_lines_and_nul(chunk: str, n: int) -> None:
+    text = (chunk * (n // len(chunk)))[:n]
+    s = extract(text + "\x00\nRuntimeError: boom\x00\n" + text)
+    assert isinstance(s, Signature)
+    m = mask(text)
+    assert len(m) <= 2000 and mask(m) == m
+    assert isinstance(is_error_line(text), bool)
+
+
+def test_one_megabyte_line() -> None:
+    s = extract("a" * 1_000_000 + "\nValueError: x")
+    assert s.exception == "ValueError"
+    assert mask("9" * 1_000_000) == "<N>"
