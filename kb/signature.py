@@ -12,6 +12,7 @@ template.  Pure stdlib ``re``; every pattern is linear-time on the capped input.
 from __future__ import annotations
 
 import re
+from collections import deque
 from dataclasses import dataclass
 
 __all__ = ["Signature", "extract", "mask", "is_error_line"]
@@ -24,7 +25,7 @@ MAX_COMPONENTS = 8
 MAX_OUT_LINE = 800  # a signal line is cut to this length
 TEXT_BUDGET = 2000
 MAX_PROSE = 800
-_CONT_WINDOW = 40  # an exception message continues within this many lines
+_CONT_WINDOW = 16  # an exception message continues within this many lines
 _FAIL_WINDOW = 120  # a torchrun failure summary (with an embedded traceback) fits in this many lines
 
 
@@ -397,8 +398,8 @@ _PFX_BRANCHES: dict[str, str] = {
     "lvl": r"(?P<lvl_l>" + _LVL + r") *[-|:] +",
     "lvlb": r"\[(?P<lvlb_l>" + _LVL + r")\] *",
     "logger": r"(?P<logger_g>[A-Za-z_][\w.]{0,200}(?::[\w<>]{1,100}:\d+)?) +- +",
-    "pdsh": r"(?P<pdsh_h>[A-Za-z][A-Za-z0-9]{0,30}(?:-[A-Za-z0-9]{1,30}){0,6}-?\d{1,6}|\d{1,3}(?:\.\d{1,3}){3}): (?=\S)",
-    "srun": r"(?P<srun_n>\d{1,4}): (?=\S)",
+    "pdsh": r"(?P<pdsh_h>[A-Za-z][A-Za-z0-9]{0,30}(?:-[A-Za-z0-9]{1,30}){0,6}-?\d{1,6}|\d{1,3}(?:\.\d{1,3}){3}): (?=.)",
+    "srun": r"(?P<srun_n>\d{1,4}): (?=.)",
     "quote": r"> (?=\S)",
 }
 
@@ -566,9 +567,9 @@ _TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<t>
 _WHAT = re.compile(r"what\(\): *(?P<m>.*)$")
 _COMPILER_LOC = re.compile(r"(?:[^\s:]{1,500}):\d+(?::\d+)?: (?=(?:fatal )?error\b|error:|warning:|note:|undefined reference)")
 _NCCL_AT = re.compile(r"NCCL (?:WARN|INFO|ERROR)\b")
-_SEPARATOR = re.compile(r"[=\-*_#~+.\s|:<>]{4,}$|[=\-*#]{3,}[ \w]{0,40}[=\-*#]{3,}$")
+_SEPARATOR = re.compile(r"[=\-*_#~+.\s|:<>]{4,}$|[=\-*#]{3,}[ \w]{1,40}[=\-*#]{3,}$")
 _PROGRESS = re.compile(r"\d{1,3}%\||\|\s*\d+/\d+\s*\[\d|[\u2500-\u259f]{3,}")
-_KV = re.compile(r"(?:[\w.\-\[\]]{1,100}=[^\s,]{0,200}[, ]*){2,}$|[\w.\-\[\]]{1,100}=\S{0,200},?$")
+_KV = re.compile(r"(?:[\w.\-\[\]]{1,100}=[^\s,=]{0,200}[, ]*){2,}$|[\w.\-\[\]]{1,100}=[^\s=]{0,200},?$")
 _PIPROW = re.compile(r"[\w.\-\[\]]{1,100} +v?\d[\w.+!-]{0,40}\.[\w.+!-]{0,40}(?: +\S{1,60}){0,2}$")
 _BP_PREFIX = (
     "hint: ", "Exception raised from ", "frame #", "Traceback (most recent call last)", "[Previous line repeated",
@@ -607,11 +608,6 @@ _PIP_GENERIC = (
 )
 _PUNCT = b"!\"#$%&'()*+,-./:;<=>?@[\\]^`{|}~"
 _TOK_TABLE = bytes.maketrans(_PUNCT, b" " * len(_PUNCT))
-
-
-def _tokens(low: str) -> list[bytes]:
-    """Word tokens of a lowercased line (identifiers with '_' stay whole); bytes.translate is the fast path."""
-    return low.encode("utf-8", "surrogatepass").translate(_TOK_TABLE).split()
 _NCCL_ERR = re.compile(r"nccl[A-Z]\w*Error")
 _SIGNAL_N = re.compile(r"[Ss]ignal \d+ \(SIG")
 _HUMAN = re.compile(
@@ -630,7 +626,14 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-
 _ASCII_SEG = re.compile(r"[\x20-\x7e]{12,}")
 _WORD = re.compile(r"[A-Za-z]{2,}")
 _CARET = re.compile(r"[\^~ ]+$")
+# A log message as tools print it: a capitalised word, then at least two more words ("Loading extension module x...").
+_TAIL_OK = re.compile(r"[A-Z][A-Za-z]+ [^ ]+ [^ ]+", _A)
 _MAX_CLASSIFY = 600
+
+
+def _tokens(low: str) -> list[bytes]:
+    """Word tokens of a lowercased line (identifiers with '_' stay whole); bytes.translate is the fast path."""
+    return low.encode("utf-8", "surrogatepass").translate(_TOK_TABLE).split()
 
 
 def _is_boilerplate(body: str) -> bool:
@@ -807,10 +810,11 @@ def is_error_line(line: str) -> bool:
     body = body.strip()
     if not body or body.startswith('File "'):
         return False
-    if body.startswith("Traceback (most recent call last)"):
-        return True
-    if (body[0].isalpha() or body[0] == "_") and _EXC_FREE.match(body) or _WARN_FREE.match(body):
-        return True
+    if body.startswith(_STRUCTURE):
+        return False  # traceback scaffolding: structure, not signal
+    if body[0].isalpha() or body[0] == "_":
+        if _EXC_FREE.match(body) or _WARN_FREE.match(body):
+            return True
     if "Warning: " in body and _WARN_LOC.match(body):
         return True
     return _classify(body, level) is not None
@@ -880,7 +884,10 @@ class _Extractor:
         self.orphan_frames: list[tuple[int, list[str]]] = []
         self.hints: dict[str, float] = {}
         self.active: dict[str, int] = {}  # stream key -> line up to which it is mid-structure
+        self.tail: deque[tuple[int, str]] = deque(maxlen=8)  # last non-empty lines: a hang shows no error
         self.busy_until = -1
+        self.main_busy_until = -1
+        self.odd_busy = False
         self.cur_key = ""
         self.cur_st: _Stream | None = None
         self.cur_pos = 0
@@ -918,11 +925,6 @@ class _Extractor:
         n = len(order)
         for i, c in enumerate(order):
             self._comp(c, w * (0.5 + 0.5 * (i + 1) / n), pos - n + i)
-
-    def _log(self, pos: int) -> None:
-        if self.first_log < 0:
-            self.first_log = pos
-        self.last_log = pos
 
     def _signal(self, cat: int, sub: int, pos: int, line: str) -> None:
         self.signals.append((cat, sub, pos, line))
@@ -971,6 +973,8 @@ class _Extractor:
         else:
             return
         self.busy_until = max(active.values()) if active else -1
+        self.main_busy_until = active.get("", -1)
+        self.odd_busy = any(k[:1] in "hs" for k in active)  # pdsh/srun streams: no cheap way to tell a line's stream
 
     def _feed(self, pos: int, raw: str) -> None:
         if len(raw) > MAX_LINE:
@@ -1079,7 +1083,7 @@ class _Extractor:
         if self._free_line(st, key, pos, body, level, indent) or cjk:
             return
         # Not a signal: user prose or log noise.
-        if level is None and not key and indent < 4 and self._prose_like(body):
+        if level is None and not key and indent < 4 and self.prose_like(body):
             self.prose.append((pos, body, None))
             self._unlog(pos, prev_last)
 
@@ -1088,7 +1092,6 @@ class _Extractor:
         self.last_log = prev_last
         if self.first_log == pos:
             self.first_log = -1
-
 
     def _start_tb(self, st: _Stream) -> None:
         self._flush_frames(st, -1)
@@ -1211,7 +1214,9 @@ class _Extractor:
             t = seg.strip(" \"'`:;,.()[]<>")
             if len(t) < 12:
                 continue
-            quoted = seg.lstrip()[:1] in "\"'`" or body[max(0, m.start() - 1) : m.start()] in "\u201c\u300c\u300e\u2018"
+            first = seg.lstrip()[:1]
+            before = body[m.start() - 1] if m.start() else ""
+            quoted = (first != "" and first in "\"'`") or (before != "" and before in "\u201c\u300c\u300e\u2018")
             if self._free_line(st, key, pos, t, None, 0, inline=True) or (
                 quoted and len(_WORD.findall(t)) >= 3 and self._add_quoted(pos, t)
             ):
@@ -1308,6 +1313,8 @@ class _Extractor:
             and self._inline_exception(st, key, pos, body)
         ):
             return True
+        if not inline and level is None and not key and indent < 4 and self.prose_like(body) and _HUMAN.search(body):
+            return False  # the user's own sentence ("training hangs after the first step, here is the log:")
         cls = _classify(body, level, True)
         if cls is None:
             return False
@@ -1329,7 +1336,8 @@ class _Extractor:
         return True
 
     @staticmethod
-    def _prose_like(body: str) -> bool:
+    def prose_like(body: str) -> bool:
+        """Plain words, not a log message: 'Any idea what causes this?' (not 'Loading model...')."""
         if len(body) < 8 or not _PROSE_EN.match(body):
             return False
         if body.endswith("...") or _LOG_VERBS.match(body):
@@ -1341,6 +1349,24 @@ class _Extractor:
             return False
         digits = sum(map(body.count, "0123456789"))
         return digits * 6 < len(body)
+
+    def _tail_lines(self) -> list[tuple[tuple[int, int, int], str]]:
+        """No error at all (a hang): the last log lines say where it stopped."""
+        prose_pos = {p for p, _, _ in self.prose}
+        out: list[tuple[tuple[int, int, int], str]] = []
+        for pos, raw in reversed(self.tail):
+            if pos in prose_pos:
+                continue
+            _, _, _, rest = _strip_prefixes(raw[:MAX_LINE])
+            body = rest.strip()
+            if len(body) < 8 or _is_noise(body) or _is_boilerplate(body):
+                continue
+            if not _TAIL_OK.match(body) or " = " in body or body.endswith(":"):
+                continue  # shell commands, code and config (an article's fix block) say nothing about a hang
+            out.append(((6, 0, -pos), body[:MAX_OUT_LINE]))
+            if len(out) >= 2:
+                break
+        return out
 
     # -- result -------------------------------------------------------------
     def result(self) -> Signature:
@@ -1378,6 +1404,8 @@ class _Extractor:
                     ranked.append(((3, 5, e.pos), d))
         for cat, sub, pos, line in self.signals:
             ranked.append(((cat, sub, pos), line))
+        if not ranked:
+            ranked = self._tail_lines()
         ranked.sort(key=lambda t: t[0])
 
         lines: list[str] = []
@@ -1385,7 +1413,7 @@ class _Extractor:
         seen: set[str] = set()
         n_warn = 0
         for (cat, _, _), line in ranked:
-            line = _WS.sub(" ", line).strip()[:MAX_OUT_LINE]
+            line = " ".join(line.split())[:MAX_OUT_LINE]
             if not line:
                 continue
             if cat == 5:
@@ -1495,8 +1523,15 @@ def _extract(text: str) -> Signature:
     ex = _Extractor()
     feed = ex.feed
     ascii_text = text.isascii()
+    tail = ex.tail
     for pos, raw in enumerate(text.split("\n")):
-        if pos > ex.busy_until:
+        if raw:
+            tail.append((pos, raw))
+        if ex.odd_busy or raw.startswith(("[rank", "[default", "(")):
+            busy = ex.busy_until  # the line may belong to any stream
+        else:
+            busy = ex.main_busy_until  # an unprefixed line belongs to the main stream
+        if pos > busy:
             # No stream is mid-structure: reject chatter with one lowercase and a few substring tests.
             if len(raw) > MAX_LINE:
                 raw = raw[:MAX_LINE]
@@ -1515,12 +1550,14 @@ def _extract(text: str) -> Signature:
                 and (ascii_text or raw.isascii() or not _CJK.search(raw))
             ):
                 body = raw.strip()
-                if len(body) < 8 or _PROSE_EN.match(body) is None:
-                    if body:  # log noise still belongs to the pasted span
-                        if ex.first_log < 0:
-                            ex.first_log = pos
-                        ex.last_log = pos
+                if ex.prose_like(body) and not raw.startswith(("    ", "\t")):
+                    ex.prose.append((pos, body, None))
                     continue
+                if body:  # log noise still belongs to the pasted span
+                    if ex.first_log < 0:
+                        ex.first_log = pos
+                    ex.last_log = pos
+                continue
             ex.kw = kw
         else:
             ex.kw = None

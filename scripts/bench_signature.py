@@ -1,8 +1,13 @@
-"""Benchmark kb.signature on a realistic 64 KB paste.
+"""Benchmark kb.signature on realistic 64 KB pastes.
 
 Why: extraction runs on every query, before retrieval; its budget is 5 ms for
-a 64 KB paste.  The paste mixes the real shapes the test suite uses
-(tracebacks, multi-rank NCCL logs, pip builds, progress bars, env dumps).
+a 64 KB paste.  Two pastes mix the real shapes of tests/test_signature.py
+(tracebacks, multi-rank NCCL logs, pip builds, env dumps, 30% of pieces behind
+`[rankN]:` prefixes) with log chatter (INFO lines, progress bars, metrics):
+"log" has 25% error pieces (a typical paste), "dense" 60% (worst case).
+A calibration loop is printed first so figures from different (or busy)
+machines can be compared; cpu time is reported besides wall time because
+it is less disturbed by other load.
 
 Usage: python scripts/bench_signature.py [--runs 200] [--size 65536]
 """

@@ -1,0 +1,66 @@
+"""What each part of the ranking buys: `kb eval` figures per kind with parts switched off.
+
+    .venv/bin/python scripts/ablation.py [--queries corpus/eval/queries.jsonl] [--data-dir DIR]
+
+Rows: the full system; without error-signature extraction (the raw paste is the query);
+without the bilingual glossary (no query expansion, no bridge index); without the dense
+model; lexical BM25 alone. Parts are switched off in this process only (weights, or the
+extractor replaced by one that returns the paste unchanged); the index is the same.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import kb.search as search_module
+from kb.config import Settings
+from kb.evaluate import load_queries, run
+from kb.service import KnowledgeBase
+from kb.signature import Signature
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def raw_paste(text: str) -> Signature:
+    """The 'before' of error-signature extraction: no signal lines, no masking, no components."""
+    return Signature(exception=None, message=None, lines=(), templates=(), components=(), prose=text[:4000])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--queries", default=str(REPO / "corpus/eval/queries.jsonl"))
+    ap.add_argument("--data-dir", default=os.environ.get("KB_DATA_DIR", str(REPO / ".kb-data")))
+    args = ap.parse_args()
+    kb = KnowledgeBase(Settings.from_env(data_dir=args.data_dir))
+    searcher = kb.searcher()
+    full = searcher.weights
+    queries = load_queries(Path(args.queries))
+    variants = [
+        ("full", full, search_module.extract),
+        ("no signature", full, raw_paste),
+        ("no glossary", replace(full, expansion=0.0, bridge=0.0), search_module.extract),
+        ("no dense", replace(full, dense=0.0), search_module.extract),
+        ("BM25 only", replace(full, expansion=0.0, bridge=0.0, dense=0.0, template=0.0, component=0.0), raw_paste),
+    ]
+    original_extract = search_module.extract
+    print(f"{'variant':<14} {'kind':<10} {'R@1':>6} {'R@5':>6} {'MRR':>6} {'conf-acc':>8} {'p50 ms':>7}")
+    try:
+        for name, weights, extractor in variants:
+            searcher.weights = weights
+            search_module.extract = extractor
+            report = run(queries, lambda q, k: searcher.search(q, top_k=k))
+            for k in [*report.per_kind, report.overall]:
+                r1 = "  -  " if k.recall_at_1 is None else f"{k.recall_at_1:.3f}"
+                r5 = "  -  " if k.recall_at_5 is None else f"{k.recall_at_5:.3f}"
+                mrr = "  -  " if k.mrr is None else f"{k.mrr:.3f}"
+                print(f"{name:<14} {k.kind:<10} {r1:>6} {r5:>6} {mrr:>6} {k.confident_accuracy:>8.3f} {k.p50_ms:>7.1f}")
+    finally:
+        searcher.weights = full
+        search_module.extract = original_extract
+
+
+if __name__ == "__main__":
+    main()
