@@ -38,7 +38,7 @@ from .store import (
 from .tokenize import Tokenizer
 
 Progress = Callable[[str, int, int], None]
-"""progress(stage, done, total): stages are 'read', 'encode', 'index'."""
+"""progress(stage, done, total): stages are 'read', 'parse', 'encode', 'index'."""
 
 FLAT_LIMIT = 200_000
 ENCODE_BATCH = 32
@@ -177,7 +177,10 @@ class Writer:
             upserts = {**_documents_from(live / "kb.sqlite"), **upserts}
             for a in removed:
                 upserts.pop(a, None)
-        prepared = [prepare_article(d, self.tokenizer, self.glossary) for d in upserts.values()]
+        prepared = []
+        for i, d in enumerate(upserts.values()):
+            prepared.append(prepare_article(d, self.tokenizer, self.glossary))
+            self.progress("parse", i + 1, len(upserts))
         with conn:
             for a in [*removed, *upserts.keys()]:
                 conn.execute("DELETE FROM articles WHERE id = ?", (a,))

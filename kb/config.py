@@ -43,7 +43,7 @@ class RankingWeights:
     conf_margin: float = 2.002
     confident_threshold: float = 0.6
     max_unknown: float = 0.5
-    min_coverage: float = 0.1
+    min_coverage: float = 0.15
 
 
 @dataclass(frozen=True)

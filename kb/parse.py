@@ -18,11 +18,12 @@ SYMPTOM, ERROR, CAUSE, FIX, OTHER = "symptom", "error", "cause", "fix", "other"
 _HEADING_KINDS: list[tuple[str, re.Pattern]] = [
     (FIX, re.compile(
         r"解决|修复|处理步骤|处理方法|最佳实践|规避|绕过|临时方案|怎么办|如何修|如何解决|排查步骤|修改方法|应对|"
+        r"第[一二三四五六七八九十\d]+步|步骤|检查清单|\bstep \d|\bchecklist\b|"
         r"\bfix(es|ed|ing)?\b|\bsolution|\bsolv|\bworkaround|\bresolution|\bremed|\bhow to (fix|solve|resolve)|"
         r"\bsteps\b|\bwhat (finally )?worked|\bmitigat|\bthe cure\b",
         re.I)),
     (CAUSE, re.compile(
-        r"原因|根因|为什么|为何|根源|分析|机制|背后|"
+        r"原因|根因|为什么|为何|根源|分析|机制|背后|情况[一二三四五六七八九十\d]|可能[一二三四五六七八九十\d]|"
         r"\bwhy\b|\broot[ -]?cause|\bcause|\bexplanation|\bwhat'?s going on|\bwhat is going on|"
         r"\bunder the hood|\banalysis\b|\bdiagnos",
         re.I)),
@@ -87,7 +88,10 @@ def classify_content(text: str) -> str:
     return OTHER
 
 
-_md = MarkdownIt("commonmark", {"html": False}).enable("table")
+# Block structure only: sections need headings (whose raw text is the inline token's
+# `content`) and code blocks, never inline markup, whose parsing is most of markdown-it's
+# time on hostile input (1 MB of `[` or `_a` takes tens of seconds).
+_md = MarkdownIt("commonmark", {"html": False}).enable("table").disable("inline")
 
 
 def parse_sections(markdown: str, title: str = "") -> list[Section]:

@@ -37,7 +37,12 @@ _CARD_TAIL = re.compile(
     rf"(?:(?<![A-Za-z0-9_\-/])(?:{_LANGS})\d{{1,5}}|[。.!！)）]\d{{2,5}}|[\u4e00-\u9fff]0\d{{1,3}}|[。！)）](?:{_LANGS}))$"
 )
 _BYLINE = re.compile(r"^(?:\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2})?\s*作者[:：]|(?:Posted|Published) on \d{4}-\d{2}-\d{2})")
-_SENTENCE_END = re.compile(r"[。！？!?；;，,：:]$")
+_SENTENCE_END = re.compile(r"[。！？!?；;，,：:.…]$")
+# Log and code lines are never headings, however short they are.
+_CODE_LIKE = re.compile(
+    r"[│╰╭─×\[\]{}()<>=\"'`/\\|$#@]|\b[A-Za-z]+[_.][A-Za-z0-9_]+|\b(?:error|Error|ERROR|fatal|Failed|failed|note|"
+    r"warning|WARNING|Traceback|import|from|File|line \d|exit code|Killed|Aborted|Segmentation fault)\b"
+)
 _COMMAND = re.compile(
     r"^(?:\$ )?(?:pip3?|conda|export|rm|python3?|git|apt(?:-get)?|nvidia-smi|torchrun|deepspeed|"
     r"accelerate|ds_report|mkdir|sudo|docker|ln|ulimit|unset|source|cd|CUDA_VISIBLE_DEVICES=\S+)\s"
@@ -78,6 +83,8 @@ def _looks_like_heading(line: str, next_line: str | None) -> bool:
     """Short standalone line, no sentence punctuation, followed by body text."""
     s = line.strip()
     if not s or _SENTENCE_END.search(s) or s.startswith(("-", "*", "#", "`")) or _COMMAND.match(s):
+        return False
+    if _CODE_LIKE.search(s):
         return False
     limit = 24 if _CJK.search(s) else 60
     if len(s) > limit or next_line is None:

@@ -114,7 +114,7 @@ def main() -> None:
         print(f"  {k:<10} {current.get(k, 0):.3f} -> {per_kind[k]:.3f}")
     print("tuned weights:", {k: getattr(weights, k) for k in GRID})
 
-    feats, labels, gates = [], [], []
+    feats, labels, evs = [], [], []
     for q, c, _ in gathered:
         scored = searcher.rank(c, weights)
         if not scored:
@@ -123,21 +123,27 @@ def main() -> None:
         margin = lead(scored)
         ev = searcher.evidence(c, ai)
         feats.append([ev.lexical, ev.dense, ev.template, ev.coverage, ev.unknown, margin])
-        gates.append(searcher.covered(ev))
+        evs.append(ev)
         labels.append(1.0 if searcher.articles[ai].id in q.relevant else 0.0)
     x, y = np.array(feats), np.array(labels)
     coef = fit_logistic(x, y)
     names = ["conf_bias", "conf_lexical", "conf_dense", "conf_template", "conf_coverage", "conf_unknown", "conf_margin"]
     fitted = dict(zip(names, (round(float(v), 3) for v in coef)))
     probs = 1 / (1 + np.exp(-(np.hstack([np.ones((len(x), 1)), x]) @ coef)))
-    best_t, best_acc = 0.5, 0.0
-    for t in np.arange(0.2, 0.81, 0.05):
-        acc = float((((probs >= t) & np.array(gates)) == (y == 1)).mean())
-        if acc > best_acc + 1e-9:
-            best_t, best_acc = round(float(t), 2), acc
-    print("confidence model:", fitted, f"threshold {best_t} -> confident-accuracy {best_acc:.3f}")
+    best_gate, best_acc = {}, 0.0
+    for max_unknown in (0.3, 0.35, 0.4, 0.45, 0.5, 0.6):
+        for min_coverage in (0.05, 0.1, 0.15, 0.2):
+            gated = replace(weights, max_unknown=max_unknown, min_coverage=min_coverage)
+            searcher.weights = gated
+            covered = np.array([searcher.covered(ev) for ev in evs])
+            for t in np.arange(0.2, 0.81, 0.05):
+                acc = float((((probs >= t) & covered) == (y == 1)).mean())
+                if acc > best_acc + 1e-9:
+                    best_gate = {"confident_threshold": round(float(t), 2), "max_unknown": max_unknown, "min_coverage": min_coverage}
+                    best_acc = acc
+    print("confidence model:", fitted, best_gate, f"-> confident-accuracy {best_acc:.3f}")
     print("\nPut into kb/config.py RankingWeights:")
-    print(json.dumps({**{k: getattr(weights, k) for k in GRID}, **fitted, "confident_threshold": best_t}, indent=2))
+    print(json.dumps({**{k: getattr(weights, k) for k in GRID}, **fitted, **best_gate}, indent=2))
 
 
 if __name__ == "__main__":
