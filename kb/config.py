@@ -31,7 +31,7 @@ class RankingWeights:
     bridge: float = 0.4
     cross_boost: float = 2.0
     code_bilingual: float = 0.25
-    template: float = 0.0
+    template: float = 0.3
     component: float = 0.3
     # logistic model for `confident`, over the top result's evidence
     conf_bias: float = 0.601

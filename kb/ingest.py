@@ -21,7 +21,9 @@ from .scraped import clean_scraped_page
 ARTICLE_SUFFIXES = (".md", ".markdown", ".txt")
 _ID_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
-_FIRST_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.M)
+# Linear-time: the optional closing #s are stripped in Python (`_heading_title`); a regex
+# like `(.+?)\s*#*\s*$` backtracks cubically on a heading line with a long run of spaces.
+_FIRST_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(\S.*)$", re.M)
 _KNOWN_KEYS = {"id", "title", "lang", "tags", "source"}
 
 
@@ -66,6 +68,26 @@ def _decode(raw: bytes, path: str) -> str:
         raise ArticleError(path, f"not valid UTF-8 (byte {exc.start}); re-save the file as UTF-8", line) from None
 
 
+class _FrontMatterLoader(yaml.SafeLoader):
+    """Safe YAML without aliases: front matter never needs them, and nested aliases
+    (a "billion laughs" in a few hundred bytes) expand exponentially when walked."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed in front matter",
+                                              self.peek_event().start_mark)
+        return super().compose_node(parent, index)
+
+
+def _heading_title(m: re.Match) -> str:
+    """The text of an ATX heading line, without an optional closing sequence of #s."""
+    text = m.group(1).strip()
+    bare = text.rstrip("#")
+    if bare != text and bare and bare[-1] in " \t":
+        text = bare.rstrip()
+    return text
+
+
 def _split_front_matter(text: str, path: str) -> tuple[dict, str, int]:
     """Return (front matter, body, line number where the body starts)."""
     if not text.startswith("---"):
@@ -79,7 +101,9 @@ def _split_front_matter(text: str, path: str) -> tuple[dict, str, int]:
     else:
         raise ArticleError(path, "front matter opened with '---' is never closed", 1)
     try:
-        meta = yaml.safe_load("\n".join(lines[1:end])) or {}
+        meta = yaml.load("\n".join(lines[1:end]), Loader=_FrontMatterLoader) or {}
+    except RecursionError:
+        raise ArticleError(path, "broken front matter: nested too deeply", 2) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else 1
@@ -119,7 +143,7 @@ def parse_document(raw: bytes, path: str, default_id: str | None = None) -> Docu
     else:
         meta, body, _ = _split_front_matter(text, path)
         heading = _FIRST_HEADING.search(body)
-        title = str(meta.get("title") or (heading.group(1) if heading else "")).strip()
+        title = str(meta.get("title") or (_heading_title(heading) if heading else "")).strip()
     if not body.strip():
         raise ArticleError(path, "the article has front matter but no text")
     article_id = str(meta.get("id") or stem).strip()
@@ -160,6 +184,9 @@ def _jsonable(value):
 
 def load_document(path: Path) -> Document:
     try:
+        size = path.stat().st_size
+        if size > MAX_ARTICLE_BYTES:  # refused before reading: a stray multi-GB file must not fill memory
+            raise ArticleError(str(path), f"file is {size} bytes; the limit for one article is {MAX_ARTICLE_BYTES}")
         raw = path.read_bytes()
     except OSError as exc:
         raise ArticleError(str(path), f"cannot read: {exc.strerror or exc}") from None
