@@ -26,6 +26,11 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
+def compute_threads() -> int:
+    """Threads for one query's model and vector-search work (KB_THREADS, default 1)."""
+    return max(1, int(os.environ.get("KB_THREADS", "1")))
+
+
 class Encoder(ABC):
     """Text -> L2-normalised float32 vectors, so inner product is cosine similarity."""
 
@@ -86,8 +91,8 @@ class SentenceTransformerEncoder(Encoder):
 
                 # One thread per encode: on 2 cores, torch's own thread pool fights the
                 # server's request threads and other processes (measured: 22 ms vs 200+ ms
-                # for a one-line query under load). KB_TORCH_THREADS overrides.
-                torch.set_num_threads(int(os.environ.get("KB_TORCH_THREADS", "1")))
+                # for a one-line query under load). KB_THREADS overrides.
+                torch.set_num_threads(compute_threads())
                 transformers.logging.set_verbosity_error()
                 transformers.logging.disable_progress_bar()
                 logging.getLogger("sentence_transformers").setLevel(logging.WARNING)

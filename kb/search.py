@@ -23,7 +23,7 @@ import faiss
 import numpy as np
 
 from .config import MAX_QUERY_BYTES, RankingWeights
-from .embed import Encoder
+from .embed import Encoder, compute_threads
 from .errors import NotFoundError, QueryError, QueryTooLargeError
 from .glossary import Glossary
 from .ingest import detect_lang
@@ -173,6 +173,7 @@ class Searcher:
         self.lexical = bm25s.BM25.load(str(snapshot / "lexical"), mmap=False, show_progress=False)
         self.bridge = bm25s.BM25.load(str(snapshot / "bridge"), mmap=False, show_progress=False)
         self.dense = faiss.read_index(str(snapshot / "dense.faiss"))
+        faiss.omp_set_num_threads(compute_threads())  # OpenMP spin-waits cost more than they give per query
         chunk_ids = np.load(snapshot / "chunk_ids.npy")
         df = json.loads((snapshot / "df.json").read_text())
         self.n_chunks, self.df = max(1, df["n"]), df["df"]
@@ -343,7 +344,10 @@ class Searcher:
         results = []
         for rank, (score, ai) in enumerate(scored[:top_k]):
             ev = self.evidence(c, ai)
-            conf = self.confidence(ev, lead(scored) if rank == 0 else 0.0)
+            if rank == 0:
+                conf = top_conf = self.confidence(ev, lead(scored))
+            else:  # never above the top result, and scaled by how far behind it ranks
+                conf = min(self.confidence(ev, 0.0), top_conf) * (score / scored[0][0] if scored[0][0] > 0 else 0.0)
             results.append(self._result(ai, score, conf, ev, c.templates.get(ai), c.chunk_scores))
         confident = bool(results) and self.is_confident(results[0].confidence, results[0].evidence)
         sig = c.sig
