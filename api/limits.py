@@ -24,18 +24,27 @@ class BodyLimitMiddleware:
                     return await self._reject(send)
         seen = 0
         started = False
+        overflowed = False
 
         async def limited_receive():
-            nonlocal seen
+            nonlocal seen, overflowed
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.max_bytes:
+                    overflowed = True
                     raise _TooLarge()
             return message
 
         async def tracking_send(message):
             nonlocal started
+            if overflowed:
+                # The app caught _TooLarge and answered itself (FastAPI turns any error while
+                # reading a JSON body into 400 "There was an error parsing the body"): say 413.
+                if message["type"] == "http.response.start" and not started:
+                    started = True
+                    await self._reject(send)
+                return
             if message["type"] == "http.response.start":
                 started = True
             await send(message)

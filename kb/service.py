@@ -45,16 +45,33 @@ class KnowledgeBase:
         if current is not None and current.path == snapshot:
             return current
         with self._lock:
-            if self._searcher is None or self._searcher.path != snapshot:
-                manifest = Manifest.read(snapshot / "manifest.json")
-                asked = self.settings.embed_model
-                if asked:
-                    check_manifest(manifest, load_encoder(asked).model_id, snapshot)
-                else:
-                    check_manifest(manifest, None, snapshot)
-                encoder = load_encoder(asked or manifest.model_id)
-                self._searcher = Searcher(snapshot, encoder, self.tokenizer, self.glossary, self.settings.ranking)
+            for _ in range(5):
+                if self._searcher is not None and self._searcher.path == snapshot:
+                    break
+                try:
+                    self._searcher = self._open(snapshot)
+                    break
+                except Exception:
+                    # Writers keep the live snapshot and the one before it; if two publishes
+                    # happened while this one was opening, it was pruned under us: open the
+                    # newest instead. A snapshot that is still current failing is a real error.
+                    newer = self.data.current()
+                    if newer == snapshot:
+                        raise
+                    snapshot = newer
+            else:
+                self._searcher = self._open(snapshot)
             return self._searcher
+
+    def _open(self, snapshot: Path) -> Searcher:
+        manifest = Manifest.read(snapshot / "manifest.json")
+        asked = self.settings.embed_model
+        if asked:
+            check_manifest(manifest, load_encoder(asked).model_id, snapshot)
+        else:
+            check_manifest(manifest, None, snapshot)
+        encoder = load_encoder(asked or manifest.model_id)
+        return Searcher(snapshot, encoder, self.tokenizer, self.glossary, self.settings.ranking)
 
     def warm(self) -> None:
         """Load the index, the model and the segmenter now rather than on the first query."""
