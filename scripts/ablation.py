@@ -10,18 +10,12 @@ extractor replaced by one that returns the paste unchanged); the index is the sa
 
 from __future__ import annotations
 
-import argparse
-import os
 from dataclasses import replace
-from pathlib import Path
 
 import kb.search as search_module
-from kb.config import Settings
-from kb.evaluate import load_queries, run
-from kb.service import KnowledgeBase
+from kb.evaluate import run
+from _eval_args import open_eval
 from kb.signature import Signature
-
-REPO = Path(__file__).resolve().parent.parent
 
 
 def raw_paste(text: str) -> Signature:
@@ -30,14 +24,9 @@ def raw_paste(text: str) -> Signature:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--queries", default=str(REPO / "corpus/eval/queries.jsonl"))
-    ap.add_argument("--data-dir", default=os.environ.get("KB_DATA_DIR", str(REPO / ".kb-data")))
-    args = ap.parse_args()
-    kb = KnowledgeBase(Settings.from_env(data_dir=args.data_dir))
+    kb, queries = open_eval(__doc__)
     searcher = kb.searcher()
     full = searcher.weights
-    queries = load_queries(Path(args.queries))
     variants = [
         ("full", full, search_module.extract),
         ("no signature", full, raw_paste),

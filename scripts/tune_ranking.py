@@ -10,23 +10,17 @@ result is relevant). Prints the table and the values to put in kb/config.py.
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import math
-import os
 from collections import defaultdict
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 
-from kb.config import RankingWeights, Settings
-from kb.evaluate import load_queries
+from kb.config import RankingWeights
 from kb.search import lead
-from kb.service import KnowledgeBase
-
-REPO = Path(__file__).resolve().parent.parent
+from _eval_args import open_eval
 
 GRID = {
     "lexical": [1.0],
@@ -74,13 +68,8 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 0.01, steps: int = 50
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--queries", default=str(REPO / "corpus/eval/queries.jsonl"))
-    ap.add_argument("--data-dir", default=os.environ.get("KB_DATA_DIR", str(REPO / ".kb-data")))
-    args = ap.parse_args()
-    kb = KnowledgeBase(Settings.from_env(data_dir=args.data_dir))
+    kb, queries = open_eval(__doc__)
     searcher = kb.searcher()
-    queries = load_queries(Path(args.queries))
     gathered = []
     for q in queries:
         c = searcher.gather(q.query)
