@@ -55,7 +55,7 @@ def detect_lang(text: str) -> str:
 
 def valid_article_id(article_id: str) -> bool:
     """Ids become file names and URL parts: a safe, bounded alphabet, no path tricks."""
-    return bool(_ID_OK.match(article_id)) and ".." not in article_id
+    return bool(_ID_OK.fullmatch(article_id)) and ".." not in article_id
 
 
 def _decode(raw: bytes, path: str) -> str:

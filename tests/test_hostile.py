@@ -229,6 +229,7 @@ def time_bound() -> float:
     return max(BASE_BOUND_S, 15 * min(runs))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(CASES))
 def test_1mb_hostile_inputs_are_bounded(case, time_bound):
     text, only = CASES[case]
@@ -316,6 +317,7 @@ def test_hostile_files_in_a_batch_are_reported_and_skipped(settings, tokenizer, 
     assert sorted(base.searcher().list_ids()) == ["good-0", "good-1"]
 
 
+@pytest.mark.slow
 def test_cli_reports_hostile_files_and_exits_1(tmp_path):
     expected = _hostile_batch(tmp_path / "batch")
     proc = subprocess.run([sys.executable, "-m", "kb_cli", "ingest", "-q", str(tmp_path / "batch")],
