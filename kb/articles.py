@@ -24,7 +24,6 @@ class PreparedChunk:
     tokens: tuple[str, ...]
     bridge_tokens: tuple[str, ...]
     """Glossary terms of the other language for this chunk: lets a question in one language meet an article in the other."""
-    embed_text: str
     embed_hash: str
 
 
@@ -60,6 +59,12 @@ def _dedupe(items: list[str]) -> list[str]:
     return [x for x in items if x and not (x in seen or seen.add(x))]
 
 
+def embed_text(title: str, heading_path, text: str) -> str:
+    """What the dense model sees for a chunk; its hash keys the embedding cache."""
+    heading = " > ".join(heading_path)
+    return f"{title}\n{heading}\n{text}" if heading else f"{title}\n{text}"
+
+
 def prepare_article(doc: Document, tokenizer: Tokenizer, glossary: Glossary) -> PreparedArticle:
     sections = parse_sections(doc.body, doc.title)
     chunks = chunk_sections(sections)
@@ -68,12 +73,12 @@ def prepare_article(doc: Document, tokenizer: Tokenizer, glossary: Glossary) -> 
     prepared: list[PreparedChunk] = []
     for ch in chunks:
         heading = " > ".join(ch.heading_path)
-        embed_text = f"{doc.title}\n{heading}\n{ch.text}" if heading else f"{doc.title}\n{ch.text}"
+        embedded = embed_text(doc.title, ch.heading_path, ch.text)
         text = f"{doc.title}\n{heading}\n{ch.text}"
         tokens = tokenizer(text)
         bridge = tokenizer(glossary.expand(text).added_text)
         prepared.append(
-            PreparedChunk(ch, tuple(tokens), tuple(bridge), embed_text, hashlib.sha256(embed_text.encode()).hexdigest())
+            PreparedChunk(ch, tuple(tokens), tuple(bridge), hashlib.sha256(embedded.encode()).hexdigest())
         )
     return PreparedArticle(
         doc=doc,

@@ -19,10 +19,10 @@ import bm25s
 import faiss
 import numpy as np
 
-from .articles import PreparedArticle, prepare_article
+from .articles import PreparedArticle, embed_text, prepare_article
 from .config import Settings
 from .embed import Encoder, load_encoder
-from .errors import ArticleError, IndexMissingError, KbError
+from .errors import ArticleError, IndexMissingError
 from .glossary import Glossary, load_glossary
 from .ingest import Document, find_article_files, load_document
 from .store import (
@@ -207,8 +207,7 @@ class Writer:
             missing = {}
             for r in rows:
                 if r["embed_hash"] not in vectors and r["embed_hash"] not in missing:
-                    heading = " > ".join(json.loads(r["heading_path"]))
-                    missing[r["embed_hash"]] = f"{r['title']}\n{heading}\n{r['text']}" if heading else f"{r['title']}\n{r['text']}"
+                    missing[r["embed_hash"]] = embed_text(r["title"], json.loads(r["heading_path"]), r["text"])
             todo = list(missing.items())
             for start in range(0, len(todo), ENCODE_BATCH):
                 batch = todo[start : start + ENCODE_BATCH]
@@ -299,11 +298,3 @@ def _insert(conn: sqlite3.Connection, p: PreparedArticle) -> None:
 
 def _join(tokens) -> str:
     return " ".join(t.replace(" ", "_") for t in tokens)
-
-
-def ingest_paths(paths: list[Path], settings: Settings, **kwargs) -> IngestReport:
-    progress = kwargs.pop("progress", None)
-    return Writer(settings, progress=progress).ingest(paths, **kwargs)
-
-
-__all__ = ["IngestReport", "Writer", "ingest_paths", "KbError"]
