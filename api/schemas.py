@@ -13,8 +13,9 @@ class SearchRequest(BaseModel):
 class Evidence(BaseModel):
     lexical: float
     expansion: float
-    dense: float
+    dense: float | None = Field(None, description="Dense similarity; null when the model was not consulted because the lexical evidence already decided the top result.")
     template: float
+    template_share: float = Field(0.0, description="ln(articles sharing the matched error template) x match strength: high means a common line.")
     component: float
     coverage: float
     unknown: float

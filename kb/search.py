@@ -3,7 +3,9 @@
 Evidence per article, combined with weights chosen on the eval set:
 - lexical: BM25 over code-aware + jieba tokens of the error signature (and the question),
   plus a down-weighted BM25 over glossary expansions into the other language;
-- dense: cosine similarity of the signature text to the article's best chunk;
+- dense: cosine similarity of the signature text to the article's best chunk, computed only
+  when it could change the top result (see `Searcher.needs_dense`): the encoder is most of
+  a query's cost, and exact error evidence usually decides on its own;
 - template: the query's masked error lines against the article's masked error lines;
 - component: the libraries named by the traceback's frames against the article's.
 `confident` comes from a small logistic model over the top result's evidence.
@@ -43,15 +45,19 @@ SNIPPET_CHARS = 500
 class Evidence:
     lexical: float
     expansion: float
-    dense: float
+    dense: float | None
+    """None when the dense model was not consulted (lexical evidence already decided the top result)."""
     template: float
+    template_share: float
+    """ln(how many articles carry the matched error template) times the match strength: a line
+    every OOM article quotes says less about which article is right than a rare one."""
     component: float
     coverage: float
     unknown: float
     """Share of the query's IDF mass in words the corpus never uses (e.g. `horovod`, `jax`): high means not covered."""
 
     def as_dict(self) -> dict:
-        return {k: round(v, 4) for k, v in self.__dict__.items()}
+        return {k: None if v is None else round(v, 4) for k, v in self.__dict__.items()}
 
 
 @dataclass
@@ -111,6 +117,7 @@ class Candidates:
     features: np.ndarray
     templates: dict[int, tuple[float, int]]
     chunk_scores: np.ndarray
+    dense_used: bool
 
 
 @dataclass(frozen=True)
@@ -196,6 +203,7 @@ class Searcher:
             self.template_words.append([_words(t) for t in a.templates])
             for li, t in enumerate(a.templates):
                 self.exact_templates.setdefault(t, []).append((ai, li))
+        self.template_articles = {t: len({ai for ai, _ in places}) for t, places in self.exact_templates.items()}
 
     # -- evidence ---------------------------------------------------------
 
@@ -274,8 +282,12 @@ class Searcher:
 
     # -- the search -------------------------------------------------------
 
-    def gather(self, query: str) -> "Candidates":
-        """All evidence for a query, over a weight-independent candidate pool."""
+    def gather(self, query: str, always_dense: bool = False) -> "Candidates":
+        """All evidence for a query, over a weight-independent candidate pool.
+
+        Lexical, template and component evidence come first; the dense model is asked only
+        when it could still change the top result (`always_dense`: ask it anyway, for tuning).
+        """
         validate_query(query)
         sig = extract(query)
         qtext = sig.text() or query[:2000]
@@ -289,34 +301,55 @@ class Searcher:
         lex = self._per_article_max(lex_chunks)
         exp = self._per_article_max(self._bm25(self.lexical, exp_tokens))
         bridge = self._per_article_max(self._bm25(self.bridge, q_tokens))
+        signals = [lex, exp, bridge]
+        prose = 1.0 if is_prose(sig, qtext) else 0.0
+        # One scale for the three lexical signals, so a weak bridge match stays weak next to an exact one.
+        top = float(max(lex.max(initial=0.0), exp.max(initial=0.0), bridge.max(initial=0.0))) or 1.0
 
+        def evidence_for(pool: set[int], dense: np.ndarray) -> tuple[list[int], dict, np.ndarray]:
+            templates = self._templates(sig, pool)
+            ids = sorted(pool | set(templates))
+            cross = np.array([self.articles[ai].lang != q_lang for ai in ids], dtype=np.float32)
+            feats = np.column_stack([
+                lex[ids] / top, exp[ids] / top, bridge[ids] / top, dense[ids],
+                np.array([templates.get(ai, (0.0, -1))[0] for ai in ids], dtype=np.float32),
+                np.array([self._component_match(sig, ai) for ai in ids], dtype=np.float32),
+                cross, np.full(len(ids), prose, dtype=np.float32),
+            ]) if ids else np.zeros((0, len(FEATURES)), dtype=np.float32)
+            return ids, templates, feats
+
+        no_dense = np.zeros(len(self.articles), dtype=np.float32)
+        ids, templates, feats = evidence_for(_top_articles(signals), no_dense)
         dense_chunks = np.zeros(len(self.chunk_ids), dtype=np.float32)
-        if self.weights.dense > 0 and len(self.chunk_ids):
+        dense_used = len(self.chunk_ids) > 0 and self.weights.dense > 0 and (
+            always_dense or self.needs_dense(self.score_matrix(feats, self.weights)))
+        if dense_used:
             qvec = self.encoder.encode([qtext[:DENSE_QUERY_CHARS]], query=True)
             sims, rows = self.dense.search(qvec, min(DENSE_CANDIDATES, len(self.chunk_ids)))
             for sim, row in zip(sims[0], rows[0]):
                 if row >= 0:
                     dense_chunks[row] = max(float(sim), 0.0)
-        dense = self._per_article_max(dense_chunks)
-
-        pool: set[int] = set()
-        for signal in (lex, exp, bridge, dense):
-            pool.update(int(i) for i in np.argsort(-signal)[:POOL_PER_SIGNAL] if signal[i] > 0)
-        templates = self._templates(sig, pool)
-        pool |= set(templates)
-        ids = sorted(pool)
-        prose = 1.0 if is_prose(sig, qtext) else 0.0
-        cross = np.array([self.articles[ai].lang != q_lang for ai in ids], dtype=np.float32)
-        # One scale for the three lexical signals, so a weak bridge match stays weak next to an exact one.
-        top = float(max(lex.max(initial=0.0), exp.max(initial=0.0), bridge.max(initial=0.0))) or 1.0
-        feats = np.column_stack([
-            lex[ids] / top, exp[ids] / top, bridge[ids] / top, dense[ids],
-            np.array([templates.get(ai, (0.0, -1))[0] for ai in ids], dtype=np.float32),
-            np.array([self._component_match(sig, ai) for ai in ids], dtype=np.float32),
-            cross, np.full(len(ids), prose, dtype=np.float32),
-        ]) if ids else np.zeros((0, len(FEATURES)), dtype=np.float32)
+            dense = self._per_article_max(dense_chunks)
+            ids, templates, feats = evidence_for(set(ids) | _top_articles([dense]), dense)
         return Candidates(sig=sig, q_tokens=q_tokens, exp_tokens=exp_tokens, expanded_terms=list(expansion.fired),
-                          pool=ids, features=feats, templates=templates, chunk_scores=lex_chunks + dense_chunks)
+                          pool=ids, features=feats, templates=templates, chunk_scores=lex_chunks + dense_chunks,
+                          dense_used=dense_used)
+
+    def needs_dense(self, lexical_scores: np.ndarray) -> bool:
+        """Could the dense model still change the top result?
+
+        Its term in the fused score is `weights.dense * cosine`, with the cosine clipped to
+        0..1, so when the leader's score is ahead of the runner-up's by at least
+        `weights.dense`, no dense similarity can reorder them. On the eval set that holds
+        for about half the queries (most pasted errors with an exact template match), and
+        skipping the encoder there saves ~90% of their search time.
+        """
+        if len(lexical_scores) == 0:
+            return True
+        if len(lexical_scores) == 1:
+            return float(lexical_scores[0]) < self.weights.dense
+        first, second = np.partition(-lexical_scores, 1)[:2]
+        return float(second - first) < self.weights.dense
 
     @staticmethod
     def score_matrix(features: np.ndarray, w: RankingWeights) -> np.ndarray:
@@ -335,7 +368,10 @@ class Searcher:
 
     def evidence(self, c: "Candidates", ai: int) -> Evidence:
         f = dict(zip(FEATURES, c.features[c.pool.index(ai)].tolist()))
-        return Evidence(f["lexical"], max(f["expansion"], f["bridge"]), f["dense"], f["template"], f["component"],
+        strength, line = c.templates.get(ai, (0.0, -1))
+        sharing = self.template_articles.get(self.articles[ai].templates[line], 1) if line >= 0 else 1
+        return Evidence(f["lexical"], max(f["expansion"], f["bridge"]), f["dense"] if c.dense_used else None,
+                        f["template"], strength * math.log(sharing), f["component"],
                         self._coverage(c.q_tokens + c.exp_tokens, ai), self._unknown(c.q_tokens))
 
     def search(self, query: str, top_k: int = 5) -> SearchResponse:
@@ -373,9 +409,14 @@ class Searcher:
         return confidence >= self.weights.confident_threshold and self.covered(ev)
 
     def confidence(self, ev: Evidence, margin: float) -> float:
-        """Logistic model over the top result's evidence; coefficients fitted on the eval set."""
+        """Logistic model over the top result's evidence; coefficients fitted on the eval set.
+
+        The dense similarity is left out on purpose: it is not always computed, and without
+        it the model is as accurate on the eval set (confident-accuracy 0.854 both ways).
+        """
         c = self.weights
-        z = (c.conf_bias + c.conf_lexical * ev.lexical + c.conf_dense * ev.dense + c.conf_template * ev.template
+        z = (c.conf_bias + c.conf_lexical * ev.lexical + c.conf_template * ev.template
+             + c.conf_template_share * ev.template_share
              + c.conf_coverage * ev.coverage + c.conf_unknown * ev.unknown + c.conf_margin * margin)
         return 1.0 / (1.0 + math.exp(-z))
 
@@ -417,6 +458,15 @@ class Searcher:
 
     def close(self) -> None:
         self._db.close()
+
+
+def _top_articles(signals: list[np.ndarray]) -> set[int]:
+    """The candidate pool: the best POOL_PER_SIGNAL articles of each signal that have any score."""
+    pool: set[int] = set()
+    for signal in signals:
+        best = np.argpartition(-signal, POOL_PER_SIGNAL)[:POOL_PER_SIGNAL] if len(signal) > POOL_PER_SIGNAL else range(len(signal))
+        pool.update(int(i) for i in best if signal[i] > 0)
+    return pool
 
 
 def _snippet(text: str) -> str:

@@ -2,10 +2,12 @@
 
     .venv/bin/python scripts/tune_ranking.py [--queries corpus/eval/queries.jsonl] [--data-dir DIR]
 
-Evidence is gathered once per query; then a grid over the fusion weights is scored by
-the mean over query kinds of MRR (so no kind is sacrificed for another), and a
-logistic model for `confident` is fitted on the top result's evidence (label: the top
-result is relevant). Prints the table and the values to put in kb/config.py.
+Evidence is gathered once per query, dense similarity included; then a grid over the
+fusion weights is scored by the mean over query kinds of MRR (so no kind is sacrificed
+for another). The logistic model for `confident` is fitted on the top result's evidence
+as search really computes it with the tuned weights (the dense model consulted only when
+it could change the top result; label: the top result is relevant). Prints the table
+and the values to put in kb/config.py.
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ def main() -> None:
     searcher = kb.searcher()
     gathered = []
     for q in queries:
-        c = searcher.gather(q.query)
+        c = searcher.gather(q.query, always_dense=True)
         relevant = np.array([searcher.articles[ai].id in q.relevant for ai in c.pool], dtype=bool)
         gathered.append((q, c, relevant))
     print(f"{len(gathered)} queries gathered")
@@ -104,19 +106,21 @@ def main() -> None:
     print("tuned weights:", {k: getattr(weights, k) for k in GRID})
 
     feats, labels, evs = [], [], []
-    for q, c, _ in gathered:
+    searcher.weights = weights
+    for q, _, _ in gathered:
+        c = searcher.gather(q.query)
         scored = searcher.rank(c, weights)
         if not scored:
             continue
         score, ai = scored[0]
         margin = lead(scored)
         ev = searcher.evidence(c, ai)
-        feats.append([ev.lexical, ev.dense, ev.template, ev.coverage, ev.unknown, margin])
+        feats.append([ev.lexical, ev.template, ev.template_share, ev.coverage, ev.unknown, margin])
         evs.append(ev)
         labels.append(1.0 if searcher.articles[ai].id in q.relevant else 0.0)
     x, y = np.array(feats), np.array(labels)
     coef = fit_logistic(x, y)
-    names = ["conf_bias", "conf_lexical", "conf_dense", "conf_template", "conf_coverage", "conf_unknown", "conf_margin"]
+    names = ["conf_bias", "conf_lexical", "conf_template", "conf_template_share", "conf_coverage", "conf_unknown", "conf_margin"]
     fitted = dict(zip(names, (round(float(v), 3) for v in coef)))
     probs = 1 / (1 + np.exp(-(np.hstack([np.ones((len(x), 1)), x]) @ coef)))
     best_gate, best_acc = {}, 0.0

@@ -24,9 +24,27 @@ def test_index_records_the_default_model(real_kb):
     assert real_kb.stats()["model_id"] == DEFAULT_EMBED_MODEL
 
 
+PASTED_OOM = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.20 GiB during trainer.evaluate()"
+
+
 def test_real_model_ranks_pasted_errors(real_kb):
-    top = real_kb.search("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.20 GiB during trainer.evaluate()")
-    assert top.results[0].article_id == "cuda-oom-eval" and top.results[0].evidence.dense > 0.3
+    top = real_kb.search(PASTED_OOM)
+    assert top.results[0].article_id == "cuda-oom-eval"
+    # The exact error line decides on its own, so the model was not consulted; asked anyway,
+    # it agrees (a real similarity, the same top result).
+    assert top.results[0].evidence.dense is None
+    searcher = real_kb.searcher()
+    full = searcher.gather(PASTED_OOM, always_dense=True)
+    best = searcher.rank(full, searcher.weights)[0][1]
+    assert searcher.articles[best].id == "cuda-oom-eval"
+    assert searcher.evidence(full, best).dense > 0.3
+
+
+def test_real_model_decides_between_close_articles(real_kb):
+    # Two articles are about as close lexically: the model is consulted and weighs in.
+    resp = real_kb.search("evaluation out of memory and NCCL hang")
+    assert resp.results[0].article_id == "cuda-oom-eval"
+    assert resp.results[0].evidence.dense is not None and resp.results[0].evidence.dense > 0.3
 
 
 def test_cross_lingual_question_without_shared_error_text(real_kb):

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 
@@ -64,6 +66,49 @@ def test_chinese_question_around_english_error(kb):
 def test_unrelated_query_is_not_confident(kb):
     resp = kb.search("Horovod MPI_Allreduce segfault with OpenMPI 4.1 on a TPU pod")
     assert not resp.confident
+
+
+GATE_QUERIES = [
+    TRACEBACK_60,
+    "Invalidate trace cache @ step 12: expected module 4, but got module 88",
+    "NCCL watchdog caught collective operation timeout ALLREDUCE",
+    "请问批量生成的时候报 Asking to pad but the tokenizer does not have a padding token 怎么办？",
+    "多卡训练第一次同步梯度就卡死，十分钟后被看门狗杀掉",
+    "evaluation out of memory and NCCL hang",
+    "CUDA out of memory while the NCCL P2P all-reduce hangs",
+    "out of memory or a hang",
+    "training hangs",
+    "Horovod MPI_Allreduce segfault with OpenMPI 4.1 on a TPU pod",
+]
+
+
+def test_skipping_the_dense_model_never_changes_the_top_result(kb):
+    searcher = kb.searcher()
+    skipped = consulted = 0
+    for q in GATE_QUERIES:
+        gated, full = searcher.gather(q), searcher.gather(q, always_dense=True)
+        assert full.dense_used
+        top_gated = searcher.rank(gated, searcher.weights)[0]
+        top_full = searcher.rank(full, searcher.weights)[0]
+        assert top_gated[1] == top_full[1], q
+        skipped += not gated.dense_used
+        consulted += gated.dense_used
+    assert skipped and consulted  # both paths ran
+
+
+def test_dense_evidence_says_whether_the_model_was_asked(kb):
+    exact = kb.search("Invalidate trace cache @ step 12: expected module 4, but got module 88").results[0]
+    assert exact.evidence.dense is None and exact.as_dict()["evidence"]["dense"] is None
+    close = kb.search("evaluation out of memory and NCCL hang").results[0]
+    assert close.evidence.dense is not None
+
+
+def test_a_common_error_line_is_less_convincing_than_a_rare_one(kb):
+    searcher = kb.searcher()
+    ev = kb.search("Invalidate trace cache @ step 12: expected module 4, but got module 88").results[0].evidence
+    assert ev.template == 1.0 and ev.template_share == 0.0  # one article carries this line
+    shared = replace(ev, template_share=math.log(8))  # the same line quoted by eight articles
+    assert searcher.confidence(shared, 0.5) < searcher.confidence(ev, 0.5)
 
 
 def test_empty_and_huge_queries_are_rejected(kb):
