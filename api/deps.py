@@ -9,6 +9,7 @@ from fastapi import Depends, HTTPException, Request
 
 from kb.service import KnowledgeBase
 
+from .runner import SearchLane
 from .settings import ApiSettings
 
 
@@ -20,8 +21,13 @@ def get_settings(request: Request) -> ApiSettings:
     return request.app.state.settings
 
 
+def get_searches(request: Request) -> SearchLane:
+    return request.app.state.searches
+
+
 KbDep = Annotated[KnowledgeBase, Depends(get_kb)]
 SettingsDep = Annotated[ApiSettings, Depends(get_settings)]
+SearchesDep = Annotated[SearchLane, Depends(get_searches)]
 
 
 def require_admin(request: Request, settings: SettingsDep) -> None:

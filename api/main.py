@@ -23,9 +23,11 @@ from kb.errors import (
     QueryError,
     QueryTooLargeError,
 )
+from kb.pool import SearchPoolBroken
 from kb.service import KnowledgeBase
 
 from .limits import BodyLimitMiddleware
+from .runner import SearchLane
 from .bots import build_router as build_bot_router
 from .routes import articles, health, search, web
 from .settings import ApiSettings
@@ -40,6 +42,7 @@ _STATUS = [
     (IndexBusyError, 503),
     (IndexMissingError, 503),
     (IndexMismatchError, 503),
+    (SearchPoolBroken, 503),
     (KbError, 400),
 ]
 
@@ -65,11 +68,15 @@ def create_app(settings: ApiSettings | None = None, kb: KnowledgeBase | None = N
     async def lifespan(app: FastAPI):
         if app.state.kb is None:
             app.state.kb = KnowledgeBase(Settings.from_env(data_dir=settings.data_dir, embed_model=settings.embed_model))
+        app.state.searches = SearchLane(app.state.kb, settings)
         try:
-            app.state.kb.warm()
+            app.state.searches.warm()
         except KbError as exc:
             log.warning("kb: index not ready yet: %s", exc)
-        yield
+        try:
+            yield
+        finally:
+            app.state.searches.close()
 
     app = FastAPI(
         title="kb",

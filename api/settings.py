@@ -18,6 +18,9 @@ class ApiSettings(BaseSettings):
     admin_token: str | None = None
     max_body_bytes: int = 2 * 1024 * 1024
     request_timeout_s: float = 30.0
+    search_processes: int = 1
+    """Processes that run searches (KB_SEARCH_PROCESSES; `kb serve --workers N` sets it). 1: one thread in
+    the server's own process; 2 or more: a pool fed from one queue, one process per core."""
     public_url: str = ""
     """Base URL users reach the web page at, for links in bot answers (e.g. https://kb.example.com)."""
 

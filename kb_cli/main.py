@@ -149,7 +149,9 @@ def show(article_id, data_dir, as_json):
 @data_dir_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="TCP port (0: any free port).")
-@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64), help="Worker processes.")
+@click.option("--workers", envvar="KB_WORKERS", default=None, type=click.IntRange(1, 64),
+              help="Search processes (env KB_WORKERS). Default: one per core, at most 4; each holds its own "
+                   "copy of the index and model (~0.7 GB) and runs one search at a time.")
 def serve(data_dir, host, port, workers):
     """Run the HTTP API (and the web page) over the index.
 
@@ -157,6 +159,11 @@ def serve(data_dir, host, port, workers):
     POST /v1/search  {"query": "...", "top_k": 5}
     GET  /v1/articles/{id}   GET /healthz   docs at /docs
     Writes (POST/DELETE /v1/articles) need KB_ADMIN_TOKEN to be set.
+
+    Searches are CPU-bound, so they run in worker processes, one per core by
+    default (at most 4), fed from one queue: the first free worker takes the next
+    search, however the clients connect. Every worker follows the same index, so
+    a write is seen by the next search in each.
     """
     import uvicorn
 
@@ -167,9 +174,21 @@ def serve(data_dir, host, port, workers):
         _kb(data_dir).data.current()
     except KbError as exc:
         raise click.ClickException(str(exc)) from None
-    click.echo(f"kb: serving {os.environ['KB_DATA_DIR']} on http://{host}:{port} (docs at /docs)", err=True)
-    uvicorn.run("api.main:create_app", factory=True, host=host, port=port, workers=workers,
-                log_level="info", timeout_keep_alive=5)
+    workers = workers or default_workers()
+    os.environ["KB_SEARCH_PROCESSES"] = str(workers)
+    click.echo(f"kb: serving {os.environ['KB_DATA_DIR']} on http://{host}:{port} with {workers} worker(s) "
+               "(docs at /docs)", err=True)
+    # One HTTP process: the searches are spread over the workers by the app itself (kb.pool).
+    uvicorn.run("api.main:create_app", factory=True, host=host, port=port, log_level="info", timeout_keep_alive=5)
+
+
+def default_workers() -> int:
+    """One search process per core this process may use, at most 4 (each loads the model)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, 4))
 
 
 @cli.command("eval")

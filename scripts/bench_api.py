@@ -27,6 +27,8 @@ from pathlib import Path
 
 import httpx
 
+from kb_cli.main import default_workers
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -68,7 +70,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(data_dir: str, port: int, workers: int = 1, extra_env: dict | None = None) -> subprocess.Popen:
+def start_server(data_dir: str, port: int, workers: int, extra_env: dict | None = None) -> subprocess.Popen:
     env = {**os.environ, "KB_DATA_DIR": data_dir, "HF_HUB_OFFLINE": "1", **(extra_env or {})}
     env.pop("KB_URL", None)
     proc = subprocess.Popen([sys.executable, "-m", "kb_cli", "serve", "--port", str(port), "--workers", str(workers)],
@@ -137,7 +139,8 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=16)
     ap.add_argument("--requests", type=int, default=1500, help="requests per phase")
     ap.add_argument("--timeout", type=float, default=30.0)
-    ap.add_argument("--workers", type=int, default=1, help="`kb serve --workers` (default 1, as shipped)")
+    ap.add_argument("--workers", type=int, default=default_workers(),
+                    help="`kb serve --workers` (default: as shipped, one per core, at most 4)")
     ap.add_argument("--torch-threads", type=int, help="set OMP_NUM_THREADS for the server (torch intra-op threads)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = ap.parse_args()

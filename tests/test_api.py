@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from conftest import ADMIN_TOKEN, REPO, cli_env
+from kb_cli.main import default_workers
 
 AUTH = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 NEW_ARTICLE = """---
@@ -194,6 +195,7 @@ def test_real_server_process(kb, settings):
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         url = f"http://127.0.0.1:{port}"
+        assert f"with {default_workers()} worker(s)".encode() in proc.stdout.readline()
         for _ in range(300):
             try:
                 if httpx.get(url + "/healthz", timeout=1).status_code == 200:
@@ -209,6 +211,17 @@ def test_real_server_process(kb, settings):
                              env={**env, "KB_URL": url, "KB_DATA_DIR": "/nonexistent"}, capture_output=True, text=True)
         assert cli.returncode == 0, cli.stderr
         assert json.loads(cli.stdout)["results"][0]["article_id"] == "nccl-p2p-hang"
+        # One worker per core by default; a write through one is seen by every worker's next
+        # request (each request here is a new connection, which the kernel hands to any worker).
+        article = "---\nid: fresh-worker-note\ntitle: Fresh note\n---\n\nRuntimeError: ZZ_WORKER_PROBE failed\n"
+        assert httpx.post(url + "/v1/articles", content=article, headers={**AUTH, "content-type": "text/markdown"}).status_code == 201
+        for _ in range(12):
+            assert httpx.get(url + "/v1/articles/fresh-worker-note").status_code == 200
+            top = httpx.post(url + "/v1/search", json={"query": "RuntimeError: ZZ_WORKER_PROBE failed"}).json()
+            assert top["results"][0]["article_id"] == "fresh-worker-note"
+        assert httpx.delete(url + "/v1/articles/fresh-worker-note", headers=AUTH).status_code == 204
+        for _ in range(12):
+            assert httpx.get(url + "/v1/articles/fresh-worker-note").status_code == 404
     finally:
         proc.terminate()
         proc.wait(timeout=10)

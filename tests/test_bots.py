@@ -332,6 +332,30 @@ def test_slack_app_mention_answered_in_thread_once(make_client, fake, searches):
     assert searches == [NCCL_ERROR, ZERO3_QUERY]
 
 
+def test_a_redelivery_that_reaches_another_worker_is_not_answered_again(make_client, fake, searches):
+    # `kb serve --workers N`: two app instances over one data dir stand in for two worker processes.
+    settings = dict(slack_signing_secret=SLACK_SECRET, slack_bot_token=SLACK_TOKEN, slack_api_base=fake.url)
+    first, second = make_client(**settings), make_client(**settings)
+    body = mention_event("<@U0LAN0Z89> " + ZERO3_QUERY, event_id="Ev0WORKERS")
+    assert first.post("/bots/slack/events", content=body, headers=slack_headers(body)).status_code == 200
+    fake.wait_for("/chat.postMessage")
+    retry = second.post("/bots/slack/events", content=body,
+                        headers=slack_headers(body, **{"X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"}))
+    assert retry.status_code == 200
+    settle()
+    assert len(fake.matching("/chat.postMessage")) == 1 and searches == [ZERO3_QUERY]
+
+
+def test_seen_events_fall_back_to_memory_when_the_data_dir_is_read_only(tmp_path, caplog):
+    from api.bots.common import Dedupe
+
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory")
+    seen = Dedupe(blocked / "bots" / "slack-seen.sqlite")
+    assert seen.first_time("Ev1") and not seen.first_time("Ev1") and seen.first_time("Ev2")
+    assert "remembering them per process" in caplog.text
+
+
 def test_slack_ignores_bot_messages_and_other_events(make_client, fake, searches):
     client = make_client(slack_signing_secret=SLACK_SECRET, slack_bot_token=SLACK_TOKEN, slack_api_base=fake.url)
     for body in (mention_event(NCCL_ERROR, event_id="Ev1", bot_id="B123"),

@@ -207,9 +207,12 @@ class Server:
             self._log_file.close()
 
 
-def start_server(data_dir: Path, log: Path, **env_extra) -> Server:
+def start_server(data_dir: Path, log: Path, workers: int | None = None, **env_extra) -> Server:
+    """`kb serve` as shipped (one worker per core), or with `workers` processes."""
     port = free_port()
     env = cli_env(data_dir, KB_ADMIN_TOKEN=ADMIN_TOKEN, **env_extra)
+    if workers:
+        env["KB_WORKERS"] = str(workers)
     f = open(log, "ab")
     proc = subprocess.Popen([sys.executable, "-m", "kb_cli", "serve", "--port", str(port)], env=env, cwd=REPO,
                             stdout=f, stderr=subprocess.STDOUT)
@@ -389,7 +392,7 @@ def test_sigkill_serve_during_admin_write(crash_world, tmp_path):
     # (article id, kill when): an existing article replaced, and new ones added
     plans = [("art-007", "sent"), ("api-new-1", "building"), ("art-007", "manifest"), ("art-007", "2xx")]
     known = {"art-007": {w["old"]["art-007"]}, "api-new-1": {None}}
-    server = start_server(data_dir, log)
+    server = start_server(data_dir, log, workers=1)  # the process killed is the one writing
     try:
         for r, (article_id, when) in enumerate(plans):
             version = f"R{r}"
@@ -427,7 +430,7 @@ def test_sigkill_serve_during_admin_write(crash_world, tmp_path):
             if when == "2xx":
                 assert acked, result
 
-            server = start_server(data_dir, log)  # restart: the index opens
+            server = start_server(data_dir, log, workers=1)  # restart: the index opens
             r_get = httpx.get(f"{server.url}/v1/articles/{article_id}", timeout=30)
             stored = r_get.json()["body"] if r_get.status_code == 200 else None
             assert r_get.status_code in (200, 404), r_get.text
@@ -468,6 +471,30 @@ def fixture_data_dir(tmp_path, tokenizer) -> Path:
     base = KnowledgeBase(Settings(data_dir=tmp_path / "data", embed_model="hash"), tokenizer=tokenizer)
     assert not base.ingest([corpus]).failed
     return tmp_path / "data"
+
+
+def _children(pid: int) -> set[int]:
+    kids: set[int] = set()
+    for task in os.listdir(f"/proc/{pid}/task"):
+        kids.update(int(c) for c in open(f"/proc/{pid}/task/{task}/children").read().split())
+    return kids
+
+
+@pytest.mark.slow
+def test_search_workers_exit_when_serve_is_killed_outright(fixture_data_dir, tmp_path):
+    server = start_server(fixture_data_dir, tmp_path / "serve.log", workers=2)
+    try:
+        kids = _children(server.proc.pid)
+        assert len(kids) >= 2  # the search processes (and multiprocessing's resource tracker)
+        server.proc.kill()
+        server.proc.wait()
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and any(os.path.exists(f"/proc/{k}") for k in kids):
+            time.sleep(0.1)
+        left = [k for k in kids if os.path.exists(f"/proc/{k}")]
+        assert not left, f"search processes outlived kb serve: {left}"
+    finally:
+        server.stop()
 
 
 @pytest.mark.slow

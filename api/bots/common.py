@@ -6,10 +6,12 @@ import asyncio
 import hmac
 import logging
 import re
+import sqlite3
 import threading
 import time
 import xml.etree.ElementTree as ET
 from collections import OrderedDict
+from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 import httpx
@@ -17,7 +19,7 @@ from fastapi import HTTPException
 
 from kb.errors import KbError
 
-from ..runner import run_blocking
+from ..runner import SearchLane
 from ..settings import ApiSettings
 from .format import Answer, build_answer, empty_answer, error_answer
 
@@ -50,16 +52,16 @@ def same_secret(given: str | bytes | None, expected: str | bytes) -> bool:
     return hmac.compare_digest(given, expected)
 
 
-async def answer_for(request_kb, settings: ApiSettings, text: str) -> Answer:
+async def answer_for(searches: SearchLane | None, settings: ApiSettings, text: str) -> Answer:
     """Search the knowledge base for a chat message and build the neutral answer."""
     text = (text or "").strip()
     if not text:
         return empty_answer(text)
     try:
-        response = await run_blocking(settings, request_kb.search, text, TOP_K)
+        response = await searches.search(text, TOP_K)
     except KbError as exc:
         return error_answer(text, str(exc))
-    except HTTPException as exc:  # run_blocking's time limit
+    except HTTPException as exc:  # the search's time limit
         return error_answer(text, str(exc.detail))
     except Exception:  # noqa: BLE001 - a bot must answer something
         log.exception("kb.bots: search failed")
@@ -68,28 +70,70 @@ async def answer_for(request_kb, settings: ApiSettings, text: str) -> Answer:
 
 
 class Dedupe:
-    """Remembers ids seen recently (bounded, thread-safe): platforms redeliver on slow or lost acks."""
+    """Remembers event ids seen recently: platforms redeliver on slow or lost acks.
 
-    def __init__(self, max_items: int = 10_000, ttl_s: float = 24 * 3600):
-        self.max_items, self.ttl_s = max_items, ttl_s
-        self._seen: OrderedDict[str, float] = OrderedDict()
+    Kept in a small SQLite table in the data dir, so `kb serve --workers N` answers a
+    redelivered event once whichever worker it reaches; in memory (this process only)
+    when the data dir cannot be written.
+    """
+
+    def __init__(self, path: Path | None = None, ttl_s: float = 24 * 3600, max_items: int = 10_000):
+        self.ttl_s, self.max_items = ttl_s, max_items
         self._lock = threading.Lock()
+        self._seen: OrderedDict[str, float] = OrderedDict()
+        self._path = path  # opened on first use: a bot that is off writes nothing
+        self._db: sqlite3.Connection | None = None
+        self._calls = 0
+
+    def _open(self) -> None:
+        path, self._path = self._path, None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(path, timeout=5.0, check_same_thread=False, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("CREATE TABLE IF NOT EXISTS seen (key TEXT PRIMARY KEY, at REAL NOT NULL)")
+            self._db = db
+        except (OSError, sqlite3.Error) as exc:
+            log.warning("kb.bots: cannot keep seen events in %s (%s); remembering them per process", path, exc)
 
     def first_time(self, key: str | None) -> bool:
         """True the first time `key` is seen (and records it); an empty key is always new."""
         if not key:
             return True
-        now = time.monotonic()
         with self._lock:
-            while self._seen:
-                oldest, at = next(iter(self._seen.items()))
-                if now - at <= self.ttl_s and len(self._seen) < self.max_items:
-                    break
-                self._seen.popitem(last=False)
-            if key in self._seen:
-                return False
-            self._seen[key] = now
-            return True
+            if self._path is not None:
+                self._open()
+            if self._db is not None:
+                try:
+                    return self._first_time_shared(key)
+                except sqlite3.Error as exc:
+                    log.warning("kb.bots: seen-events table failed (%s); remembering events per process", exc)
+                    self._db = None
+            return self._first_time_here(key)
+
+    def _first_time_shared(self, key: str) -> bool:
+        now = time.time()  # wall clock: shared between processes
+        self._calls += 1
+        if self._calls % 500 == 1:
+            self._db.execute("DELETE FROM seen WHERE at < ?", (now - self.ttl_s,))
+        return self._db.execute("INSERT OR IGNORE INTO seen VALUES (?, ?)", (key, now)).rowcount == 1
+
+    def _first_time_here(self, key: str) -> bool:
+        now = time.monotonic()
+        while self._seen:
+            oldest, at = next(iter(self._seen.items()))
+            if now - at <= self.ttl_s and len(self._seen) < self.max_items:
+                break
+            self._seen.popitem(last=False)
+        if key in self._seen:
+            return False
+        self._seen[key] = now
+        return True
+
+
+def seen_events_path(settings: ApiSettings, platform: str) -> Path:
+    """Where a platform's seen event ids are kept, shared by the server's worker processes."""
+    return Path(settings.data_dir) / "bots" / f"{platform}-seen.sqlite"
 
 
 class TokenCache:

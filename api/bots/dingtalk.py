@@ -64,7 +64,7 @@ def build_router(settings: ApiSettings) -> APIRouter:
         text = ""
         if payload.get("msgtype", "text") == "text":
             text = str((payload.get("text") or {}).get("content", "")).strip()
-        answer = await answer_for(request.app.state.kb if text else None, settings, text)
+        answer = await answer_for(request.app.state.searches if text else None, settings, text)
         return JSONResponse(to_dingtalk(answer))
 
     return router

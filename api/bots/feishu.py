@@ -30,7 +30,7 @@ from fastapi import APIRouter, BackgroundTasks, HTTPException, Request
 from fastapi.responses import JSONResponse
 
 from ..settings import ApiSettings
-from .common import Dedupe, TokenCache, answer_for, background, denied, log, post_json, require, same_secret
+from .common import Dedupe, TokenCache, answer_for, background, denied, log, post_json, require, same_secret, seen_events_path
 from .format import to_feishu
 
 _MENTION_KEY = re.compile(r"@_user_\d+|@_all")
@@ -73,7 +73,7 @@ def message_text(message: dict) -> str:
 
 def build_router(settings: ApiSettings) -> APIRouter:
     router = APIRouter()
-    seen_events = Dedupe()
+    seen_events = Dedupe(seen_events_path(settings, "feishu"))
     api = settings.feishu_api_base.rstrip("/")
 
     async def fetch_token() -> tuple[str, float]:
@@ -154,10 +154,10 @@ def build_router(settings: ApiSettings) -> APIRouter:
             return JSONResponse({"msg": "ignored"})
         text = message_text(message)
         chat_id = message["chat_id"]
-        kb = request.app.state.kb
+        searches = request.app.state.searches
 
         async def answer() -> None:
-            ans = await answer_for(kb if text else None, settings, text)
+            ans = await answer_for(searches if text else None, settings, text)
             await send(chat_id, to_feishu(ans))
 
         tasks.add_task(background("feishu im/v1/messages", answer))

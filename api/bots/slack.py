@@ -26,7 +26,7 @@ from fastapi import APIRouter, BackgroundTasks, HTTPException, Request
 from fastapi.responses import JSONResponse
 
 from ..settings import ApiSettings
-from .common import Dedupe, answer_for, background, denied, log, post_json, require
+from .common import Dedupe, answer_for, background, denied, log, post_json, require, seen_events_path
 from .format import detect_lang, searching_text, to_slack
 
 REPLAY_WINDOW_S = 5 * 60
@@ -78,7 +78,7 @@ def response_url_allowed(url: str, api_base: str) -> bool:
 
 def build_router(settings: ApiSettings) -> APIRouter:
     router = APIRouter()
-    seen_events = Dedupe()
+    seen_events = Dedupe(seen_events_path(settings, "slack"))
 
     def configured(events: bool = False) -> None:
         fields = {"slack_signing_secret": settings.slack_signing_secret}
@@ -99,10 +99,10 @@ def build_router(settings: ApiSettings) -> APIRouter:
             return JSONResponse({"response_type": "ephemeral", **to_slack(await answer_for(None, settings, ""))})
         if not response_url_allowed(response_url, settings.slack_api_base):
             raise HTTPException(400, "response_url is missing or not a Slack URL")
-        kb = request.app.state.kb
+        searches = request.app.state.searches
 
         async def answer() -> None:
-            ans = await answer_for(kb, settings, text)
+            ans = await answer_for(searches, settings, text)
             payload = {"response_type": "in_channel" if ans.confident else "ephemeral",
                        "replace_original": False, **to_slack(ans)}
             await post_json(response_url, payload)
@@ -137,10 +137,10 @@ def build_router(settings: ApiSettings) -> APIRouter:
         text = clean_text(event.get("text", ""))
         channel = event["channel"]
         thread_ts = event.get("thread_ts") or event.get("ts")
-        kb = request.app.state.kb
+        searches = request.app.state.searches
 
         async def answer() -> None:
-            ans = await answer_for(kb, settings, text)
+            ans = await answer_for(searches, settings, text)
             message = {"channel": channel, **to_slack(ans), "unfurl_links": False, "unfurl_media": False}
             if thread_ts:
                 message["thread_ts"] = thread_ts

@@ -29,7 +29,7 @@ from fastapi import APIRouter, BackgroundTasks, HTTPException, Request
 from fastapi.responses import PlainTextResponse, Response
 
 from ..settings import ApiSettings
-from .common import Dedupe, TokenCache, answer_for, background, denied, http_client, log, parse_xml, post_json, require
+from .common import Dedupe, TokenCache, answer_for, background, denied, http_client, log, parse_xml, post_json, require, seen_events_path
 from .format import to_wecom
 
 BLOCK = 32
@@ -83,7 +83,7 @@ def encrypt(key: bytes, msg: str, receiveid: str) -> str:
 
 def build_router(settings: ApiSettings) -> APIRouter:
     router = APIRouter()
-    seen_messages = Dedupe()
+    seen_messages = Dedupe(seen_events_path(settings, "wecom"))
     api = settings.wecom_api_base.rstrip("/")
 
     def configured() -> bytes:
@@ -164,10 +164,10 @@ def build_router(settings: ApiSettings) -> APIRouter:
             return Response(status_code=200)
         if not seen_messages.first_time(msg_id or None):
             return Response(status_code=200)
-        kb = request.app.state.kb
+        searches = request.app.state.searches
 
         async def answer() -> None:
-            ans = await answer_for(kb if text else None, settings, text)
+            ans = await answer_for(searches if text else None, settings, text)
             await send(user, to_wecom(ans))
 
         tasks.add_task(background("wecom message/send", answer))

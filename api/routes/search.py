@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from ..deps import KbDep, SettingsDep
-from ..runner import run_blocking
+from ..deps import SearchesDep
 from ..schemas import ErrorBody, SearchRequest, SearchResponsePublic
 
 router = APIRouter(prefix="/v1", tags=["search"])
@@ -16,7 +15,7 @@ router = APIRouter(prefix="/v1", tags=["search"])
     response_model=SearchResponsePublic,
     responses={413: {"model": ErrorBody}, 422: {"model": ErrorBody}, 503: {"model": ErrorBody}},
 )
-async def search(body: SearchRequest, kb: KbDep, settings: SettingsDep) -> dict:
+async def search(body: SearchRequest, searches: SearchesDep) -> dict:
     """Find the articles that explain an error: root cause, fix, confidence."""
-    response = await run_blocking(settings, kb.search, body.query, body.top_k)
+    response = await searches.search(body.query, body.top_k)
     return response.as_dict()
