@@ -332,8 +332,9 @@ def test_slack_app_mention_answered_in_thread_once(make_client, fake, searches):
     assert searches == [NCCL_ERROR, ZERO3_QUERY]
 
 
-def test_a_redelivery_that_reaches_another_worker_is_not_answered_again(make_client, fake, searches):
-    # `kb serve --workers N`: two app instances over one data dir stand in for two worker processes.
+def test_a_redelivery_after_a_restart_is_not_answered_again(make_client, fake, searches):
+    # Slack retries for minutes: a restarted server (or a second server process over the same
+    # data dir) must still know the event. Two app instances over one data dir stand in for both.
     settings = dict(slack_signing_secret=SLACK_SECRET, slack_bot_token=SLACK_TOKEN, slack_api_base=fake.url)
     first, second = make_client(**settings), make_client(**settings)
     body = mention_event("<@U0LAN0Z89> " + ZERO3_QUERY, event_id="Ev0WORKERS")

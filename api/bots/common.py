@@ -72,9 +72,9 @@ async def answer_for(searches: SearchLane | None, settings: ApiSettings, text: s
 class Dedupe:
     """Remembers event ids seen recently: platforms redeliver on slow or lost acks.
 
-    Kept in a small SQLite table in the data dir, so `kb serve --workers N` answers a
-    redelivered event once whichever worker it reaches; in memory (this process only)
-    when the data dir cannot be written.
+    Kept in a small SQLite table in the data dir, so an event redelivered after a restart,
+    or to another server process over the same data dir, is still answered once; in
+    memory (this process only) when the data dir cannot be written.
     """
 
     def __init__(self, path: Path | None = None, ttl_s: float = 24 * 3600, max_items: int = 10_000):
@@ -132,7 +132,7 @@ class Dedupe:
 
 
 def seen_events_path(settings: ApiSettings, platform: str) -> Path:
-    """Where a platform's seen event ids are kept, shared by the server's worker processes."""
+    """Where a platform's seen event ids are kept: shared by server processes, kept across restarts."""
     return Path(settings.data_dir) / "bots" / f"{platform}-seen.sqlite"
 
 
