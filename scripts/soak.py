@@ -32,6 +32,8 @@ from pathlib import Path
 
 import httpx
 
+from bench_api import rss_mb  # the server and its search processes
+
 REPO = Path(__file__).resolve().parent.parent
 TOKEN = "soak-admin-token"
 
@@ -39,16 +41,6 @@ TOKEN = "soak-admin-token"
 def percentile(values: list[float], p: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, int(round(p * (len(values) - 1))))] if values else float("nan")
-
-
-def rss_mb(pid: int) -> float:
-    try:
-        for line in open(f"/proc/{pid}/status"):
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return float("nan")
 
 
 def free_port() -> int:
