@@ -11,6 +11,7 @@ import click
 
 from kb.config import Settings, default_data_dir
 from kb.errors import KbError
+from kb.memory import limit_malloc_arenas
 
 from . import render
 
@@ -176,6 +177,7 @@ def serve(data_dir, host, port, workers):
         raise click.ClickException(str(exc)) from None
     workers = workers or default_workers()
     os.environ["KB_SEARCH_PROCESSES"] = str(workers)
+    limit_malloc_arenas()
     click.echo(f"kb: serving {os.environ['KB_DATA_DIR']} on http://{host}:{port} with {workers} worker(s) "
                "(docs at /docs)", err=True)
     # One HTTP process: the searches are spread over the workers by the app itself (kb.pool).
