@@ -466,6 +466,14 @@ class Searcher:
     def close(self) -> None:
         self._db.close()
 
+    def __del__(self) -> None:
+        # A replaced searcher is freed when the last search using it ends. Its SQLite connection
+        # sits in a reference cycle (its statement cache), so without this it would keep its
+        # page cache and its file, perhaps already pruned, until the next cyclic collection.
+        db = getattr(self, "_db", None)
+        if db is not None:
+            db.close()
+
 
 def _top_articles(signals: list[np.ndarray]) -> set[int]:
     """The candidate pool: the best POOL_PER_SIGNAL articles of each signal that have any score."""

@@ -15,7 +15,6 @@ from .embed import load_encoder
 from .errors import NotFoundError
 from .glossary import Glossary, load_glossary
 from .ingest import parse_document, valid_article_id
-from .memory import release_freed_memory
 from .search import Searcher, SearchResponse
 from .store import DataDir, Manifest, check_manifest
 from .tokenize import Tokenizer
@@ -62,11 +61,7 @@ class KnowledgeBase:
                     snapshot = newer
             else:
                 self._searcher = self._open(snapshot)
-            fresh = self._searcher
-        if fresh is not current:
-            del current  # the old snapshot goes once the searches still using it finish
-            release_freed_memory()
-        return fresh
+            return self._searcher
 
     def _open(self, snapshot: Path) -> Searcher:
         manifest = Manifest.read(snapshot / "manifest.json")
