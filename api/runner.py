@@ -63,7 +63,7 @@ class SearchLane:
         try:
             return await _within_limit(self.settings, work)
         except BrokenProcessPool:
-            raise SearchPoolBroken("a search process died during this search; it has been restarted, try again") from None
+            raise SearchPoolBroken() from None
 
     def close(self) -> None:
         if self.pool:

@@ -57,6 +57,9 @@ def _ready() -> bool:
 class SearchPoolBroken(KbError):
     """A search process died mid-search (killed, out of memory); the pool restarts it."""
 
+    def __init__(self, message: str = "a search process died during this search; it has been restarted, try again"):
+        super().__init__(message)
+
 
 class SearchPool:
     """`processes` worker processes that answer `search` calls from one shared queue."""
@@ -85,7 +88,7 @@ class SearchPool:
         try:
             return self.submit(query, top_k).result()
         except BrokenProcessPool:
-            raise SearchPoolBroken("a search process died during this search; it has been restarted, try again") from None
+            raise SearchPoolBroken() from None
 
     def _submit(self, fn, *args) -> Future:
         with self._lock:
