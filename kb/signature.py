@@ -12,7 +12,7 @@ template.  Pure stdlib ``re``; every pattern is linear-time on the capped input.
 from __future__ import annotations
 
 import re
-from collections import deque
+from itertools import accumulate, islice
 from dataclasses import dataclass
 
 __all__ = ["Signature", "extract", "mask", "is_error_line"]
@@ -453,7 +453,16 @@ def _strip_prefixes(line: str) -> tuple[str, str | None, str | None, str]:
     pos = 0
     n = len(line)
     nccl = "NCCL " in line
-    for _ in range(6):
+    rounds = 6
+    if line.startswith("[rank"):  # the commonest prefix, taken without the regex
+        j = line.find("]:", 6, 11)
+        digits = line[5:j]
+        if j > 0 and digits.isdigit() and digits.isascii():
+            key = "r" + digits
+            pos = j + 3 if line[j + 2 : j + 3] == " " else j + 2
+            table = _PFX_NEXT
+            rounds = 5
+    for _ in range(rounds):
         if pos >= n:
             break
         rx = table.get(line[pos])
@@ -486,6 +495,23 @@ def _strip_prefixes(line: str) -> tuple[str, str | None, str | None, str]:
             table = _PFX_NEXT
         pos = m.end()
     return key, level, comp, line[pos:]
+
+
+_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_LVL_STARTS = ("DEBUG", "INFO", "WARN", "ERROR", "CRITICAL", "FATAL")
+
+
+def _letter_prefix_possible(line: str) -> bool:
+    """Can a log prefix start this line that begins with a letter? Usually not, and this is cheaper than trying.
+
+    The prefixes that start with a letter are a level word, a glog stamp
+    ('W1122 ...'), a pdsh host ('node-17: '), whose ': ' follows a digit, and
+    NCCL's 'host:pid:tid [dev] '.
+    """
+    if line.startswith(_LVL_STARTS) or (line[0] in "IWEF" and line[1:2].isdigit()) or "NCCL " in line:
+        return True
+    i = line.find(": ", 1, 260)
+    return i > 0 and line[i - 1] in "0123456789"
 
 
 def _hint_component(kind: str, name: str) -> str | None:
@@ -545,6 +571,29 @@ def _component(pkg_path: str) -> str | None:
 # ---------------------------------------------------------------------------
 
 _FRAME = re.compile(r'File "(?P<path>[^"]{1,1000})", line \d+(?:, in .*)?$')
+_RANK_PREFIX = re.compile(r"\[(?:rank|default)\d{1,5}\]: ")
+_TB_RUNS: dict[tuple[str, int], tuple[re.Pattern[str], re.Pattern[str]]] = {}
+
+
+def _tb_run_regexes(prefix: str, indent: int) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """(whole run, frame paths) for the lines of one traceback stream after a frame at `indent`.
+
+    A run is frame lines at that indent and lines indented deeper (source
+    code, ^^^^ markers), each behind the stream's own prefix; anything else
+    (a blank line, the exception, another rank's line) ends it.
+    """
+    key = (prefix, indent)
+    rxs = _TB_RUNS.get(key)
+    if rxs is None:
+        if len(_TB_RUNS) > 256:
+            _TB_RUNS.clear()
+        p = re.escape(prefix)
+        frame = p + " {%d}" % indent + r'File "([^"\n]{1,1000})", line \d{1,20}(?:, in [^\n]*)?\n'
+        deeper = p + " {%d,1000}" % (indent + 1) + r'(?!File ")\S[^\n]*\n'
+        rxs = _TB_RUNS[key] = (re.compile(f"(?:{frame}|{deeper})*"), re.compile("^" + frame, re.M))
+    return rxs
+
+
 _EXC_TB = re.compile(r"(?P<type>(?:[A-Za-z_]\w{0,100}\.){0,12}[A-Za-z_]\w{0,100})(?::(?:[ \t]*)(?P<msg>.*))?$")
 _EXC_FREE = re.compile(
     r"(?P<type>(?:[A-Za-z_]\w{0,100}\.){0,12}[A-Za-z_]\w{0,100}"
@@ -884,20 +933,23 @@ class _Extractor:
         self.orphan_frames: list[tuple[int, list[str]]] = []
         self.hints: dict[str, float] = {}
         self.active: dict[str, int] = {}  # stream key -> line up to which it is mid-structure
-        self.tail: deque[tuple[int, str]] = deque(maxlen=8)  # last non-empty lines: a hang shows no error
+        self.lines: list[str] = []  # the paste's lines: its last ones say where a hang stopped
         self.busy_until = -1
         self.main_busy_until = -1
         self.odd_busy = False
+        self.odd_active = 0  # active keys whose lines can't be told apart cheaply (see feed)
         self.cur_key = ""
         self.cur_st: _Stream | None = None
         self.cur_pos = 0
         self.frame_cache: dict[str, str] = {}
         self.mask_cache: dict[str, str] = {}
+        self.class_cache: dict[tuple[str, str | None, bool | None], tuple[int, int] | None] = {}
         self.prose: list[tuple[int, str, bool | None]] = []  # (pos, text, strong; None = decide later)
         self.kw: bool | None = None  # keyword gate of the current raw line, when already known
         self.first_log = -1
         self.last_log = -1
         self.chains = 0
+        self.run: tuple[str, int] | None = None  # (line prefix, frame indent) after a frame line
 
     # -- helpers -----------------------------------------------------------
     def _comp(self, comp: str | None, w: float, pos: int) -> None:
@@ -925,6 +977,15 @@ class _Extractor:
         n = len(order)
         for i, c in enumerate(order):
             self._comp(c, w * (0.5 + 0.5 * (i + 1) / n), pos - n + i)
+
+    def _classify(self, body: str, level: str | None, kw: bool | None = None) -> tuple[int, int] | None:
+        """_classify(), once per distinct line: every rank prints the same error."""
+        k = (body, level, kw)
+        try:
+            return self.class_cache[k]
+        except KeyError:
+            out = self.class_cache[k] = _classify(body, level, kw)
+            return out
 
     def _signal(self, cat: int, sub: int, pos: int, line: str) -> None:
         self.signals.append((cat, sub, pos, line))
@@ -965,21 +1026,27 @@ class _Extractor:
         active = self.active
         key = self.cur_key
         if until >= 0:
-            if active.get(key) == until:
+            old = active.get(key)
+            if old == until:
                 return
+            if old is None and key[:1] in "hs":
+                self.odd_active += 1
             active[key] = until
         elif key in active:
             del active[key]
+            if key[:1] in "hs":
+                self.odd_active -= 1
         else:
             return
         self.busy_until = max(active.values()) if active else -1
         self.main_busy_until = active.get("", -1)
-        self.odd_busy = any(k[:1] in "hs" for k in active)  # pdsh/srun streams: no cheap way to tell a line's stream
+        self.odd_busy = self.odd_active > 0  # pdsh/srun streams: no cheap way to tell a line's stream
 
     def _feed(self, pos: int, raw: str) -> None:
         if len(raw) > MAX_LINE:
             raw = raw[:MAX_LINE]
-        if raw[:1] in _PFX_FIRST:
+        c = raw[:1]
+        if c in _PFX_FIRST and (c not in _LETTERS or _letter_prefix_possible(raw)):
             key, level, comp, s = _strip_prefixes(raw)
         else:
             key, level, comp, s = "", None, None, raw
@@ -1017,6 +1084,9 @@ class _Extractor:
                         st.frames.append(c)
                     st.after_frame = True
                     st.frame_indent = indent
+                    prefix = raw[: len(raw) - len(s)]
+                    if indent and (not prefix or _RANK_PREFIX.fullmatch(prefix)):
+                        self.run = (prefix, indent)  # the caller may take the frames that follow in one match
                     return
             if st.after_frame and indent > st.frame_indent:
                 return  # source line under a frame, or ^^^^ markers
@@ -1105,6 +1175,31 @@ class _Extractor:
             self.orphan_frames.append((pos, st.frames))
             st.frames = []
 
+    def take_run(self, text: str, start: int) -> list[str]:
+        """Frame and source lines from `start` that the per-line rules would treat alike; return them.
+
+        Why: a deep traceback is most of a paste's lines; one regex match
+        takes them all, with the same effect as feeding them one by one.
+        """
+        prefix, indent = self.run  # type: ignore[misc]
+        self.run = None
+        run_rx, frame_rx = _tb_run_regexes(prefix, indent)
+        m = run_rx.match(text, start)
+        if m is None or m.end() == start:
+            return []
+        block = m.group(0)
+        st = self.cur_st
+        assert st is not None
+        cache = self.frame_cache
+        for path in frame_rx.findall(block):
+            c = cache.get(path)
+            if c is None:
+                part = _pkg_part(path)
+                c = cache[path] = (_component(part) or "") if part else ""
+            if c:
+                st.frames.append(c)
+        return block.split("\n")[:-1]
+
     @staticmethod
     def _tb_type_ok(etype: str, msg: str | None) -> bool:
         if msg is not None or "." in etype:
@@ -1170,7 +1265,7 @@ class _Extractor:
             # A new, separate exception (e.g. a second rank's error without a traceback).
             st.cont = None
             return False
-        if _classify(body, None) is not None:
+        if self._classify(body, None) is not None:
             rec.details.append(body[:MAX_OUT_LINE])
             return True
         if indent > 0 or rec.cpp or not body[0].isalpha():
@@ -1241,7 +1336,7 @@ class _Extractor:
             # Every pattern below contains a keyword; only a log level can still make this a signal.
             if level is None or level == "INFO" or level == "DEBUG":
                 return False
-            cls = _classify(body, level, False)
+            cls = self._classify(body, level, False)
             if cls is None:
                 return False
             self._signal(cls[0], cls[1], pos, body[:MAX_OUT_LINE])
@@ -1315,7 +1410,7 @@ class _Extractor:
             return True
         if not inline and level is None and not key and indent < 4 and self.prose_like(body) and _HUMAN.search(body):
             return False  # the user's own sentence ("training hangs after the first step, here is the log:")
-        cls = _classify(body, level, True)
+        cls = self._classify(body, level, True)
         if cls is None:
             return False
         self._signal(cls[0], cls[1], pos, body[:MAX_OUT_LINE])
@@ -1354,7 +1449,10 @@ class _Extractor:
         """No error at all (a hang): the last log lines say where it stopped."""
         prose_pos = {p for p, _, _ in self.prose}
         out: list[tuple[tuple[int, int, int], str]] = []
-        for pos, raw in reversed(self.tail):
+        lines = self.lines
+        last = islice((p for p in range(len(lines) - 1, -1, -1) if lines[p]), 8)
+        for pos in last:
+            raw = lines[pos]
             if pos in prose_pos:
                 continue
             _, _, _, rest = _strip_prefixes(raw[:MAX_LINE])
@@ -1505,6 +1603,39 @@ def extract(text: str) -> Signature:
         return Signature(None, None, (), (), (), "")
 
 
+# What a line outside any traceback, message or summary is (see _quiet_kind).
+_PARSE, _PARSE_KW, _NOISE, _PROSE, _BLANK = range(5)
+_DIGITS_TO_0 = bytes.maketrans(b"123456789", b"000000000")
+
+
+def _quiet_kind(raw: str) -> int:
+    """Parse the line (keyword gate off/on), or drop it as noise, prose or blank.
+
+    Why: most of a long paste is chatter (INFO lines, bars, metrics) and is
+    rejected here with a few substring tests.  The answer never depends on
+    which digits a line holds, so the caller decides each line shape once.
+    """
+    if ("INFO" in raw[:64] or "it/s]" in raw or "s/it]" in raw) and not (
+        "rror" in raw or "ail" in raw or "Traceback" in raw
+    ):
+        kw = False  # INFO chatter and progress bars: the commonest noise, decided without the gate
+    else:
+        kw = _kw_hit(raw.lower())
+    if (
+        kw
+        or (raw[:1] in "WEF" and raw[1:5].isdigit())  # glog W/E/F lines carry their level only
+        or "Traceback" in raw
+        or "Root Cause" in raw
+        or "Failures:" in raw
+        or (not raw.isascii() and _CJK.search(raw))
+    ):
+        return _PARSE_KW if kw else _PARSE
+    body = raw.strip()
+    if _Extractor.prose_like(body) and not raw.startswith(("    ", "\t")):
+        return _PROSE
+    return _NOISE if body else _BLANK
+
+
 def _extract(text: str) -> Signature:
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
@@ -1522,46 +1653,46 @@ def _extract(text: str) -> Signature:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     ex = _Extractor()
     feed = ex.feed
-    ascii_text = text.isascii()
-    tail = ex.tail
-    for pos, raw in enumerate(text.split("\n")):
-        if raw:
-            tail.append((pos, raw))
+    kinds: dict[bytes, int] = {}  # line shape -> _quiet_kind(); log lines repeat their shape with new numbers
+    lines = ex.lines = text.split("\n")
+    ends: list[int] = []  # total length of lines[:i + 1], computed at the first traceback run
+    skip_to = 0
+    for pos, raw in enumerate(lines):
+        if pos < skip_to:
+            continue  # taken by a traceback run
         if ex.odd_busy or raw.startswith(("[rank", "[default", "(")):
             busy = ex.busy_until  # the line may belong to any stream
         else:
             busy = ex.main_busy_until  # an unprefixed line belongs to the main stream
         if pos > busy:
-            # No stream is mid-structure: reject chatter with one lowercase and a few substring tests.
+            # No stream is mid-structure: most lines are chatter, decided once per shape.
             if len(raw) > MAX_LINE:
                 raw = raw[:MAX_LINE]
-            if ("INFO" in raw[:64] or "it/s]" in raw or "s/it]" in raw) and not (
-                "rror" in raw or "ail" in raw or "Traceback" in raw
-            ):
-                kw = False  # INFO chatter and progress bars: the commonest noise, decided without the gate
-            else:
-                kw = _kw_hit(raw.lower())
-            if (
-                not kw
-                and not (raw[:1] in "WEF" and raw[1:5].isdigit())  # glog W/E/F lines carry their level only
-                and "Traceback" not in raw
-                and "Root Cause" not in raw
-                and "Failures:" not in raw
-                and (ascii_text or raw.isascii() or not _CJK.search(raw))
-            ):
-                body = raw.strip()
-                if ex.prose_like(body) and not raw.startswith(("    ", "\t")):
-                    ex.prose.append((pos, body, None))
-                    continue
-                if body:  # log noise still belongs to the pasted span
-                    if ex.first_log < 0:
-                        ex.first_log = pos
-                    ex.last_log = pos
+            shape = raw.encode("utf-8", "surrogatepass").translate(_DIGITS_TO_0)
+            kind = kinds.get(shape)
+            if kind is None:
+                kind = kinds[shape] = _quiet_kind(raw)
+            if kind == _PROSE:
+                ex.prose.append((pos, raw.strip(), None))
                 continue
-            ex.kw = kw
+            if kind == _NOISE:  # log noise still belongs to the pasted span
+                if ex.first_log < 0:
+                    ex.first_log = pos
+                ex.last_log = pos
+                continue
+            if kind == _BLANK:
+                continue
+            ex.kw = kind == _PARSE_KW
         else:
             ex.kw = None
         feed(pos, raw)
+        if ex.run is not None and pos + 1 < len(lines):
+            if not ends:
+                ends = list(accumulate(map(len, lines)))
+            taken = ex.take_run(text, ends[pos] + pos + 1)  # where the next line starts
+            if taken:
+                skip_to = pos + 1 + len(taken)
+                ex.last_log = skip_to - 1
     return ex.result()
 
 
