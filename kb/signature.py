@@ -227,6 +227,7 @@ _SEP_FORMS = (" ", ":", ": ", " :", " : ", "=", "= ", " =", " = ")
 _RANK_PRE = tuple("rank" + f for f in _SEP_FORMS)
 _PID_PRE = tuple("pid" + f for f in _SEP_FORMS) + ("process ",)
 _VEREQ_PRE = ("==", ">=", "<=", "~=", "!=")
+_CONTEXT_ENDS = frozenset(p[-1] for p in _KEEP_PRE + _RANK_PRE + _PID_PRE + _VEREQ_PRE)
 
 
 def _numtok_repl(m: re.Match[str]) -> str:
@@ -236,6 +237,8 @@ def _numtok_repl(m: re.Match[str]) -> str:
         return fixed
     start = m.start()
     pre = m.string[max(0, start - 12) : start]
+    if pre[-1:] not in _CONTEXT_ENDS:
+        return "<N>"  # every context below ends in one of these
     if pre.endswith(_KEEP_PRE):
         return m.group(0)
     if g == "num":
@@ -460,6 +463,8 @@ def _strip_prefixes(line: str) -> tuple[str, str | None, str | None, str]:
         if j > 0 and digits.isdigit() and digits.isascii():
             key = "r" + digits
             pos = j + 3 if line[j + 2 : j + 3] == " " else j + 2
+            if line[pos : pos + 1] not in _PFX_NEXT and not nccl:
+                return key, None, None, line[pos:]  # nothing else can follow: the usual '[rank3]:   File ...'
             table = _PFX_NEXT
             rounds = 5
     for _ in range(rounds):

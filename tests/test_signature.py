@@ -1316,6 +1316,59 @@ def test_extract_never_raises_structured(lines: list[str]) -> None:
     assert all(mask(t) == t for t in s.templates)
 
 
+# Lines that sit at the edges of a traceback run: frames at other indents, source and caret lines,
+# blanks, tabs, other ranks' lines, "File" lines that are not frames, exceptions, chatter.
+_TB_LINES = st.sampled_from(
+    [
+        "Traceback (most recent call last):",
+        '  File "/opt/conda/lib/python3.10/site-packages/deepspeed/runtime/engine.py", line 1976, in backward',
+        '  File "/opt/conda/lib/python3.10/site-packages/torch/_tensor.py", line 522, in backward',
+        '  File "/home/u/train.py", line 3, in <module>',
+        '  File "/home/u/train.py", line 3',
+        '    File "/opt/conda/lib/python3.10/site-packages/vllm/engine/llm_engine.py", line 9, in step',
+        'File "/opt/conda/lib/python3.10/site-packages/accelerate/accelerator.py", line 2126, in backward',
+        '  File "/x.py", line 12 extra',
+        '  File "/x.py"',
+        "    self.optimizer.backward(loss)",
+        "  raise ValueError(x)",
+        "        ^^^^^^^^^^^^^^^^^^^^^^",
+        "    ...",
+        "  [Previous line repeated 2 more times]",
+        "\t  x = 1",
+        "   ",
+        "",
+        "RuntimeError: CUDA error: an illegal memory access was encountered",
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.39 GiB.",
+        "During handling of the above exception, another exception occurred:",
+        "node-3:31452:31452 [1] NCCL WARN Call to ibv_reg_mr failed",
+        "{'loss': 1.3125, 'grad_norm': 0.84765625}",
+        " 12%|█▏        | 120/1000 [05:31<40:29,  2.76s/it]",
+        "Any idea what causes this?",
+    ]
+)
+_FRAMES = st.sampled_from([line for line in _TB_LINES.elements if "File" in line or line.startswith("    ")])
+# A block is one stream's lines: a traceback head, then mostly frames and source lines, then anything.
+_BLOCKS = st.tuples(
+    st.sampled_from(["", "[rank0]: ", "[rank1]: ", "[rank1]:", "[default0]: ", "node-2: "]),
+    st.lists(st.one_of(_FRAMES, _FRAMES, _TB_LINES), max_size=12),
+).map(lambda b: [b[0] + "Traceback (most recent call last):"] + [b[0] + line for line in b[1]])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_BLOCKS, max_size=8))
+def test_shortcuts_change_nothing(blocks: list[list[str]]) -> None:
+    """Frame runs taken in one match, and chatter decided once per line shape, give what line-by-line parsing gives."""
+    import kb.signature as sig_mod
+
+    text = "\n".join(line for block in blocks for line in block)
+    fast = _extract(text)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sig_mod._Extractor, "take_run", lambda self, text, start: [])
+        mp.setattr(sig_mod, "_DIGITS_TO_0", bytes(range(256)))  # each line is its own shape
+        slow = _extract(text)
+    assert fast == slow
+
+
 @settings(max_examples=10, deadline=None)
 @given(st.text(min_size=1, max_size=3), st.integers(min_value=10_000, max_value=200_000))
 def test_huge_lines_and_nul(chunk: str, n: int) -> None:
