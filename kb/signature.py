@@ -1101,6 +1101,9 @@ class _Extractor:
         if c0 in "TDE" and body.startswith(_STRUCTURE):
             if body.startswith("Traceback (most recent call last)"):
                 self._start_tb(st)
+                prefix = raw[: len(raw) - len(s)]
+                if not prefix or _RANK_PREFIX.fullmatch(prefix):
+                    self.run = (prefix, 0)  # 0: the frames' indent is read off the first frame
             elif body.startswith("Exception ignored in"):
                 st.ignored = True  # unraisable exception from __del__: never the root cause
                 st.cont = None
@@ -1188,6 +1191,15 @@ class _Extractor:
         """
         prefix, indent = self.run  # type: ignore[misc]
         self.run = None
+        if not indent:  # right after 'Traceback (most recent call last):'
+            if not text.startswith(prefix, start):
+                return []
+            i = j = start + len(prefix)
+            while text[j : j + 1] == " " and j - i < 1000:
+                j += 1
+            indent = j - i
+            if not indent or not text.startswith('File "', j):
+                return []
         run_rx, frame_rx = _tb_run_regexes(prefix, indent)
         m = run_rx.match(text, start)
         if m is None or m.end() == start:
@@ -1195,6 +1207,8 @@ class _Extractor:
         block = m.group(0)
         st = self.cur_st
         assert st is not None
+        st.after_frame = True  # the run holds a frame at this indent (its first line, after a traceback head)
+        st.frame_indent = indent
         cache = self.frame_cache
         for path in frame_rx.findall(block):
             c = cache.get(path)
@@ -1438,17 +1452,11 @@ class _Extractor:
     @staticmethod
     def prose_like(body: str) -> bool:
         """Plain words, not a log message: 'Any idea what causes this?' (not 'Loading model...')."""
-        if len(body) < 8 or not _PROSE_EN.match(body):
+        if len(body) < 8 or body.count("_") > 1 or body.count("/") > 1 or body.endswith("..."):
+            return False  # the cheap tests first: each one alone rules a line out
+        if len(_DIGIT.findall(body)) * 6 >= len(body) or len(body.split()) < 3:
             return False
-        if body.endswith("...") or _LOG_VERBS.match(body):
-            return False
-        words = body.split()
-        if len(words) < 3:
-            return False
-        if body.count("_") > 1 or body.count("/") > 1:
-            return False
-        digits = sum(map(body.count, "0123456789"))
-        return digits * 6 < len(body)
+        return _PROSE_EN.match(body) is not None and _LOG_VERBS.match(body) is None
 
     def _tail_lines(self) -> list[tuple[tuple[int, int, int], str]]:
         """No error at all (a hang): the last log lines say where it stopped."""
