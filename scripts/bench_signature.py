@@ -79,17 +79,20 @@ def _stats(samples: list[float]) -> str:
     return f"mean {statistics.fmean(samples):.3f} ms  p50 {p(0.50):.3f} ms  p95 {p(0.95):.3f} ms  max {samples[-1]:.3f} ms"
 
 
+def _calibrate(when: str) -> None:
+    """The same pure-Python loop on every machine; printed before and after, since a VM's speed drifts."""
+    t0 = time.process_time()
+    sum(range(3_000_000))
+    print(f"calibration ({when}): sum(range(3e6)) = {(time.process_time() - t0) * 1000:.1f} ms cpu")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=200)
     ap.add_argument("--size", type=int, default=64 * 1024)
     args = ap.parse_args()
 
-    # Calibration: the same pure-Python loop on every machine, to compare figures across machines.
-    t0 = time.process_time()
-    sum(range(3_000_000))
-    print(f"calibration: sum(range(3e6)) = {(time.process_time() - t0) * 1000:.1f} ms cpu")
-
+    _calibrate("before")
     for label, share in (("log (25% errors)", 0.25), ("dense (60% errors)", 0.6)):
         paste = build_paste(args.size, share)
         lines = paste.splitlines()
@@ -106,6 +109,7 @@ def main() -> None:
         print(f"  extract x{args.runs} cpu:  {_stats(cpu)}")
         print(f"  -> exception={sig.exception!r}, {len(sig.lines)} lines, {len(sig.components)} components")
 
+    _calibrate("after")
     sample = [ln for ln in lines if ln.strip()]
     per_line = []
     for _ in range(max(1, args.runs // 50)):
