@@ -456,18 +456,7 @@ def _strip_prefixes(line: str) -> tuple[str, str | None, str | None, str]:
     pos = 0
     n = len(line)
     nccl = "NCCL " in line
-    rounds = 6
-    if line.startswith("[rank"):  # the commonest prefix, taken without the regex
-        j = line.find("]:", 6, 11)
-        digits = line[5:j]
-        if j > 0 and digits.isdigit() and digits.isascii():
-            key = "r" + digits
-            pos = j + 3 if line[j + 2 : j + 3] == " " else j + 2
-            if line[pos : pos + 1] not in _PFX_NEXT and not nccl:
-                return key, None, None, line[pos:]  # nothing else can follow: the usual '[rank3]:   File ...'
-            table = _PFX_NEXT
-            rounds = 5
-    for _ in range(rounds):
+    for _ in range(6):
         if pos >= n:
             break
         rx = table.get(line[pos])
@@ -500,23 +489,6 @@ def _strip_prefixes(line: str) -> tuple[str, str | None, str | None, str]:
             table = _PFX_NEXT
         pos = m.end()
     return key, level, comp, line[pos:]
-
-
-_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
-_LVL_STARTS = ("DEBUG", "INFO", "WARN", "ERROR", "CRITICAL", "FATAL")
-
-
-def _letter_prefix_possible(line: str) -> bool:
-    """Can a log prefix start this line that begins with a letter? Usually not, and this is cheaper than trying.
-
-    The prefixes that start with a letter are a level word, a glog stamp
-    ('W1122 ...'), a pdsh host ('node-17: '), whose ': ' follows a digit, and
-    NCCL's 'host:pid:tid [dev] '.
-    """
-    if line.startswith(_LVL_STARTS) or (line[0] in "IWEF" and line[1:2].isdigit()) or "NCCL " in line:
-        return True
-    i = line.find(": ", 1, 260)
-    return i > 0 and line[i - 1] in "0123456789"
 
 
 def _hint_component(kind: str, name: str) -> str | None:
@@ -983,7 +955,7 @@ class _Extractor:
         for i, c in enumerate(order):
             self._comp(c, w * (0.5 + 0.5 * (i + 1) / n), pos - n + i)
 
-    def _classify(self, body: str, level: str | None, kw: bool | None = None) -> tuple[int, int] | None:
+    def _classify_cached(self, body: str, level: str | None, kw: bool | None = None) -> tuple[int, int] | None:
         """_classify(), once per distinct line: every rank prints the same error."""
         k = (body, level, kw)
         try:
@@ -1050,8 +1022,7 @@ class _Extractor:
     def _feed(self, pos: int, raw: str) -> None:
         if len(raw) > MAX_LINE:
             raw = raw[:MAX_LINE]
-        c = raw[:1]
-        if c in _PFX_FIRST and (c not in _LETTERS or _letter_prefix_possible(raw)):
+        if raw[:1] in _PFX_FIRST:
             key, level, comp, s = _strip_prefixes(raw)
         else:
             key, level, comp, s = "", None, None, raw
@@ -1080,13 +1051,7 @@ class _Extractor:
             if body.startswith('File "'):
                 m = _FRAME.match(body)
                 if m:
-                    path = m.group("path")
-                    c = self.frame_cache.get(path)
-                    if c is None:
-                        part = _pkg_part(path)
-                        c = self.frame_cache[path] = (_component(part) or "") if part else ""
-                    if c:
-                        st.frames.append(c)
+                    self._frame(st, m.group("path"))
                     st.after_frame = True
                     st.frame_indent = indent
                     prefix = raw[: len(raw) - len(s)]
@@ -1101,9 +1066,6 @@ class _Extractor:
         if c0 in "TDE" and body.startswith(_STRUCTURE):
             if body.startswith("Traceback (most recent call last)"):
                 self._start_tb(st)
-                prefix = raw[: len(raw) - len(s)]
-                if not prefix or _RANK_PREFIX.fullmatch(prefix):
-                    self.run = (prefix, 0)  # 0: the frames' indent is read off the first frame
             elif body.startswith("Exception ignored in"):
                 st.ignored = True  # unraisable exception from __del__: never the root cause
                 st.cont = None
@@ -1191,15 +1153,6 @@ class _Extractor:
         """
         prefix, indent = self.run  # type: ignore[misc]
         self.run = None
-        if not indent:  # right after 'Traceback (most recent call last):'
-            if not text.startswith(prefix, start):
-                return []
-            i = j = start + len(prefix)
-            while text[j : j + 1] == " " and j - i < 1000:
-                j += 1
-            indent = j - i
-            if not indent or not text.startswith('File "', j):
-                return []
         run_rx, frame_rx = _tb_run_regexes(prefix, indent)
         m = run_rx.match(text, start)
         if m is None or m.end() == start:
@@ -1207,17 +1160,18 @@ class _Extractor:
         block = m.group(0)
         st = self.cur_st
         assert st is not None
-        st.after_frame = True  # the run holds a frame at this indent (its first line, after a traceback head)
-        st.frame_indent = indent
-        cache = self.frame_cache
         for path in frame_rx.findall(block):
-            c = cache.get(path)
-            if c is None:
-                part = _pkg_part(path)
-                c = cache[path] = (_component(part) or "") if part else ""
-            if c:
-                st.frames.append(c)
+            self._frame(st, path)
         return block.split("\n")[:-1]
+
+    def _frame(self, st: _Stream, path: str) -> None:
+        """A traceback frame: note its library component (paths repeat, so each is worked out once)."""
+        c = self.frame_cache.get(path)
+        if c is None:
+            part = _pkg_part(path)
+            c = self.frame_cache[path] = (_component(part) or "") if part else ""
+        if c:
+            st.frames.append(c)
 
     @staticmethod
     def _tb_type_ok(etype: str, msg: str | None) -> bool:
@@ -1284,7 +1238,7 @@ class _Extractor:
             # A new, separate exception (e.g. a second rank's error without a traceback).
             st.cont = None
             return False
-        if self._classify(body, None) is not None:
+        if self._classify_cached(body, None) is not None:
             rec.details.append(body[:MAX_OUT_LINE])
             return True
         if indent > 0 or rec.cpp or not body[0].isalpha():
@@ -1355,7 +1309,7 @@ class _Extractor:
             # Every pattern below contains a keyword; only a log level can still make this a signal.
             if level is None or level == "INFO" or level == "DEBUG":
                 return False
-            cls = self._classify(body, level, False)
+            cls = self._classify_cached(body, level, False)
             if cls is None:
                 return False
             self._signal(cls[0], cls[1], pos, body[:MAX_OUT_LINE])
@@ -1429,7 +1383,7 @@ class _Extractor:
             return True
         if not inline and level is None and not key and indent < 4 and self.prose_like(body) and _HUMAN.search(body):
             return False  # the user's own sentence ("training hangs after the first step, here is the log:")
-        cls = self._classify(body, level, True)
+        cls = self._classify_cached(body, level, True)
         if cls is None:
             return False
         self._signal(cls[0], cls[1], pos, body[:MAX_OUT_LINE])
