@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import kb.signature as sig_mod
 from kb.signature import Signature, _extract, extract, is_error_line, mask
 
 # ---------------------------------------------------------------------------
@@ -1318,35 +1319,34 @@ def test_extract_never_raises_structured(lines: list[str]) -> None:
 
 # Lines that sit at the edges of a traceback run: frames at other indents, source and caret lines,
 # blanks, tabs, other ranks' lines, "File" lines that are not frames, exceptions, chatter.
-_TB_LINES = st.sampled_from(
-    [
-        "Traceback (most recent call last):",
-        '  File "/opt/conda/lib/python3.10/site-packages/deepspeed/runtime/engine.py", line 1976, in backward',
-        '  File "/opt/conda/lib/python3.10/site-packages/torch/_tensor.py", line 522, in backward',
-        '  File "/home/u/train.py", line 3, in <module>',
-        '  File "/home/u/train.py", line 3',
-        '    File "/opt/conda/lib/python3.10/site-packages/vllm/engine/llm_engine.py", line 9, in step',
-        'File "/opt/conda/lib/python3.10/site-packages/accelerate/accelerator.py", line 2126, in backward',
-        '  File "/x.py", line 12 extra',
-        '  File "/x.py"',
-        "    self.optimizer.backward(loss)",
-        "  raise ValueError(x)",
-        "        ^^^^^^^^^^^^^^^^^^^^^^",
-        "    ...",
-        "  [Previous line repeated 2 more times]",
-        "\t  x = 1",
-        "   ",
-        "",
-        "RuntimeError: CUDA error: an illegal memory access was encountered",
-        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.39 GiB.",
-        "During handling of the above exception, another exception occurred:",
-        "node-3:31452:31452 [1] NCCL WARN Call to ibv_reg_mr failed",
-        "{'loss': 1.3125, 'grad_norm': 0.84765625}",
-        " 12%|█▏        | 120/1000 [05:31<40:29,  2.76s/it]",
-        "Any idea what causes this?",
-    ]
-)
-_FRAMES = st.sampled_from([line for line in _TB_LINES.elements if "File" in line or line.startswith("    ")])
+_TB_LINE_LIST = [
+    "Traceback (most recent call last):",
+    '  File "/opt/conda/lib/python3.10/site-packages/deepspeed/runtime/engine.py", line 1976, in backward',
+    '  File "/opt/conda/lib/python3.10/site-packages/torch/_tensor.py", line 522, in backward',
+    '  File "/home/u/train.py", line 3, in <module>',
+    '  File "/home/u/train.py", line 3',
+    '    File "/opt/conda/lib/python3.10/site-packages/vllm/engine/llm_engine.py", line 9, in step',
+    'File "/opt/conda/lib/python3.10/site-packages/accelerate/accelerator.py", line 2126, in backward',
+    '  File "/x.py", line 12 extra',
+    '  File "/x.py"',
+    "    self.optimizer.backward(loss)",
+    "  raise ValueError(x)",
+    "        ^^^^^^^^^^^^^^^^^^^^^^",
+    "    ...",
+    "  [Previous line repeated 2 more times]",
+    "\t  x = 1",
+    "   ",
+    "",
+    "RuntimeError: CUDA error: an illegal memory access was encountered",
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.39 GiB.",
+    "During handling of the above exception, another exception occurred:",
+    "node-3:31452:31452 [1] NCCL WARN Call to ibv_reg_mr failed",
+    "{'loss': 1.3125, 'grad_norm': 0.84765625}",
+    " 12%|█▏        | 120/1000 [05:31<40:29,  2.76s/it]",
+    "Any idea what causes this?",
+]
+_TB_LINES = st.sampled_from(_TB_LINE_LIST)
+_FRAMES = st.sampled_from([line for line in _TB_LINE_LIST if "File" in line or line.startswith("    ")])
 # A block is one stream's lines: a traceback head, then mostly frames and source lines, then anything.
 _BLOCKS = st.tuples(
     st.sampled_from(["", "[rank0]: ", "[rank1]: ", "[rank1]:", "[default0]: ", "node-2: "]),
@@ -1358,8 +1358,6 @@ _BLOCKS = st.tuples(
 @given(st.lists(_BLOCKS, max_size=8))
 def test_shortcuts_change_nothing(blocks: list[list[str]]) -> None:
     """Frame runs taken in one match, and chatter decided once per line shape, give what line-by-line parsing gives."""
-    import kb.signature as sig_mod
-
     text = "\n".join(line for block in blocks for line in block)
     fast = _extract(text)
     with pytest.MonkeyPatch.context() as mp:
