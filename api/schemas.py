@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 
@@ -45,7 +47,9 @@ class SignaturePublic(BaseModel):
 
 class SearchResponsePublic(BaseModel):
     results: list[SearchResultPublic]
-    confident: bool
+    confident: bool = Field(description="True exactly when `verdict` is \"answer\".")
+    verdict: Literal["answer", "maybe", "none"] = Field(description="answer: the top result explains the error; maybe: related, worth a look; none: no article covers this error (the results are the closest, not a match).")
+    reason: str = Field(description="One line saying why, e.g. \"the error type `XlaRuntimeError` does not appear in any article\".")
     expanded_terms: list[str] = Field([], description="Glossary terms that fired and were expanded into the other language.")
     signature: SignaturePublic
     took_ms: float

@@ -87,6 +87,10 @@ class Result:
 class SearchResponse:
     results: list[Result]
     confident: bool
+    verdict: str = "none"
+    """"answer" (the top result explains the error), "maybe" (related, check it) or "none" (no article covers it)."""
+    reason: str = ""
+    """One line a person can read: why the verdict is what it is."""
     expanded_terms: list[str] = field(default_factory=list)
     signature: dict = field(default_factory=dict)
     took_ms: float = 0.0
@@ -95,6 +99,8 @@ class SearchResponse:
         return {
             "results": [r.as_dict() for r in self.results],
             "confident": self.confident,
+            "verdict": self.verdict,
+            "reason": self.reason,
             "expanded_terms": self.expanded_terms,
             "signature": self.signature,
             "took_ms": round(self.took_ms, 2),
@@ -392,10 +398,16 @@ class Searcher:
                 conf = min(self.confidence(ev, 0.0), top_conf) * (score / scored[0][0] if scored[0][0] > 0 else 0.0)
             results.append(self._result(ai, score, conf, ev, c.templates.get(ai), c.chunk_scores))
         confident = bool(results) and self.is_confident(results[0].confidence, results[0].evidence)
+        verdict = "answer" if confident else ("maybe" if results and results[0].confidence >= 0.3 else "none")
+        reason = ("the error matches this article" if confident else
+                  "an article is related but may not explain this error" if verdict == "maybe" else
+                  "no article in the knowledge base covers this error")
         sig = c.sig
         return SearchResponse(
             results=results,
             confident=confident,
+            verdict=verdict,
+            reason=reason,
             expanded_terms=c.expanded_terms,
             signature={
                 "exception": sig.exception,
