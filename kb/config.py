@@ -33,6 +33,8 @@ class RankingWeights:
     code_bilingual: float = 0.25
     template: float = 0.3
     component: float = 0.3
+    calls: float = 0.5
+    facts: float = 0.3
     # logistic model for `confident`, over the top result's evidence (dense similarity excluded:
     # it is computed only when it could change the top result)
     conf_bias: float = 0.781

@@ -15,7 +15,8 @@ from typing import Iterator
 import yaml
 
 from .config import MAX_ARTICLE_BYTES
-from .errors import ArticleError
+from .errors import ArticleError, KbError
+from .facts import parse_condition
 from .scraped import clean_scraped_page
 
 ARTICLE_SUFFIXES = (".md", ".markdown", ".txt")
@@ -157,6 +158,8 @@ def parse_document(raw: bytes, path: str, default_id: str | None = None) -> Docu
     if lang not in ("zh", "en"):
         lang = detect_lang(body)
     source = meta.get("source")
+    if meta.get("applies_when") is not None:
+        _check_applies_when(meta["applies_when"], text, path)
     extra = {k: v for k, v in meta.items() if k not in _KNOWN_KEYS}
     return Document(
         id=article_id,
@@ -169,6 +172,18 @@ def parse_document(raw: bytes, path: str, default_id: str | None = None) -> Docu
         content_hash=content_hash(raw),
         meta=_jsonable(extra),
     )
+
+
+def _check_applies_when(condition, text: str, path: str) -> None:
+    """A condition on the paste's numbers (kb/facts.py); a bad one names its front-matter line."""
+    line = next((n for n, ln in enumerate(text.split("\n"), 1) if ln.startswith("applies_when")), 2)
+    if not isinstance(condition, str):
+        raise ArticleError(path, "front matter 'applies_when' must be a condition in quotes, "
+                                 "e.g. \"reserved_gib > 1.3 * allocated_gib\"", line)
+    try:
+        parse_condition(condition)
+    except KbError as exc:
+        raise ArticleError(path, str(exc), line) from None
 
 
 def _jsonable(value):

@@ -29,12 +29,14 @@ from .embed import Encoder, compute_threads
 from .errors import NotFoundError, QueryError, QueryTooLargeError
 from .glossary import Glossary
 from .ingest import detect_lang
-from .signature import Signature, extract
+from .signature import Signature, extract, frame_calls
+from .facts import check, extract_facts, parse_condition
 from .store import Manifest, connect
 from .tokenize import Tokenizer
 
 DENSE_CANDIDATES = 100
 POOL_PER_SIGNAL = 30
+TEMPLATE_DECAY = 0.5
 DENSE_QUERY_CHARS = 600
 """The signature text puts the exception and the user's words first; past this the model adds latency, not signal."""
 _WORD = re.compile(r"<[A-Z]+>|[A-Za-z_][A-Za-z0-9_.]*|[\u4e00-\u9fff]+")
@@ -107,8 +109,10 @@ class SearchResponse:
         }
 
 
-FEATURES = ("lexical", "expansion", "bridge", "dense", "template", "component", "cross", "prose")
-"""`cross`: the article is in the other language; `prose`: the query has no error string to match exactly."""
+FEATURES = ("lexical", "expansion", "bridge", "dense", "template", "component", "cross", "prose", "calls", "facts")
+"""`cross`: the article is in the other language; `prose`: the query has no error string to match exactly;
+`calls`: BM25 of the traceback's deepest calls; `facts`: +1 the paste's numbers satisfy the article's
+`applies_when`, -1 they contradict it, 0 it cannot tell."""
 
 
 @dataclass
@@ -124,6 +128,9 @@ class Candidates:
     templates: dict[int, tuple[float, int]]
     chunk_scores: np.ndarray
     dense_used: bool
+    calls: tuple[str, ...] = ()
+    facts: dict = field(default_factory=dict)
+    excluded: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -136,6 +143,25 @@ class ArticleMeta:
     error_lines: tuple[str, ...]
     templates: tuple[str, ...]
     components: tuple[str, ...]
+    exceptions: frozenset[str]
+    """Short names of the exception classes its error lines raise (`OutOfMemoryError`)."""
+    condition: object | None
+    """Parsed `applies_when` front matter (kb/facts.py), or None."""
+
+
+_EXCEPTION_NAME = re.compile(r"\b([A-Z][A-Za-z0-9]*(?:Error|Exception|Exit|Interrupt|Failure|Fault))\b")
+
+
+def exception_names(lines) -> frozenset[str]:
+    return frozenset(m for line in lines for m in _EXCEPTION_NAME.findall(line))
+
+
+def short_exception(name: str | None) -> str | None:
+    """`torch.cuda.OutOfMemoryError` -> `OutOfMemoryError`; None for no exception or a bare `Exception`."""
+    if not name:
+        return None
+    short = name.rsplit(".", 1)[-1]
+    return short if short not in ("Exception", "Error") else None
 
 
 _CODE_TOKEN = re.compile(
@@ -193,11 +219,14 @@ class Searcher:
 
         self.articles: list[ArticleMeta] = []
         index_of: dict[str, int] = {}
-        for r in self._db.execute("SELECT id, title, lang, tags, source, error_lines, templates, components FROM articles ORDER BY id"):
+        for r in self._db.execute("SELECT id, title, lang, tags, source, meta, error_lines, templates, components FROM articles ORDER BY id"):
             index_of[r["id"]] = len(self.articles)
+            error_lines = tuple(json.loads(r["error_lines"]))
+            condition = json.loads(r["meta"]).get("applies_when")
             self.articles.append(ArticleMeta(
                 r["id"], r["title"], r["lang"], tuple(json.loads(r["tags"])), r["source"],
-                tuple(json.loads(r["error_lines"])), tuple(json.loads(r["templates"])), tuple(json.loads(r["components"])),
+                error_lines, tuple(json.loads(r["templates"])), tuple(json.loads(r["components"])),
+                exception_names(error_lines), parse_condition(condition) if isinstance(condition, str) else None,
             ))
         self.index_of = index_of
         owner = dict(self._db.execute("SELECT id, article_id FROM chunks").fetchall())
@@ -210,6 +239,8 @@ class Searcher:
             for li, t in enumerate(a.templates):
                 self.exact_templates.setdefault(t, []).append((ai, li))
         self.template_articles = {t: len({ai for ai, _ in places}) for t, places in self.exact_templates.items()}
+        self.known_exceptions = frozenset().union(*(a.exceptions for a in self.articles)) if self.articles else frozenset()
+        self._tokens_cache: dict[int, frozenset[str]] = {}
 
     # -- evidence ---------------------------------------------------------
 
@@ -229,28 +260,35 @@ class Searcher:
         df = self.df.get(token, 0)
         return math.log(1 + (self.n_chunks - df + 0.5) / (df + 0.5))
 
-    def _templates(self, sig: Signature, candidates: set[int]) -> dict[int, tuple[float, int]]:
-        """article index -> (match strength 0..1, index of the article's matched error line)."""
+    def _templates(self, sig: Signature, candidates: set[int], excluded: frozenset[int] = frozenset()
+                   ) -> dict[int, tuple[float, int]]:
+        """article index -> (match strength 0..1, index of the article's matched error line).
+
+        The signature lists its lines most telling first (the final exception, then context,
+        then launcher summaries such as `failed (exitcode: 1) ... of binary`), so a match on a
+        later line counts for less: `TEMPLATE_DECAY` per place.
+        """
         found: dict[int, tuple[float, int]] = {}
-        qwords = [(t, _words(t)) for t in sig.templates[:20]]
-        for t, _ in qwords:
+        qwords = [(t, _words(t), 1.0 / (1.0 + TEMPLATE_DECAY * i)) for i, t in enumerate(sig.templates[:20])]
+        for t, _, weight in qwords:
             for ai, li in self.exact_templates.get(t, ()):
-                found[ai] = (1.0, li)
+                if ai not in excluded and weight > found.get(ai, (0.0, -1))[0]:
+                    found[ai] = (weight, li)
         for ai in candidates:
-            if ai in found:
+            if ai in excluded:
                 continue
-            best = (0.0, -1)
-            for _, qw in qwords:
-                if len(qw) < 3:
+            best = found.get(ai, (0.0, -1))
+            for _, qw, weight in qwords:
+                if len(qw) < 3 or weight <= best[0]:
                     continue
                 for li, aw in enumerate(self.template_words[ai]):
                     if not aw:
                         continue
                     overlap = len(qw & aw)
                     strength = overlap / max(len(qw), min(len(aw), 8))
-                    if strength > best[0]:
-                        best = (strength, li)
-            if best[0] >= 0.5:
+                    if strength >= 0.5 and strength * weight > best[0]:
+                        best = (strength * weight, li)
+            if best[0] > 0:
                 found[ai] = best
         return found
 
@@ -288,11 +326,14 @@ class Searcher:
 
     # -- the search -------------------------------------------------------
 
-    def gather(self, query: str, always_dense: bool = False) -> "Candidates":
+    def gather(self, query: str, always_dense: bool = False, exclude: frozenset[str] | set[str] = frozenset()
+               ) -> "Candidates":
         """All evidence for a query, over a weight-independent candidate pool.
 
         Lexical, template and component evidence come first; the dense model is asked only
         when it could still change the top result (`always_dense`: ask it anyway, for tuning).
+        `exclude`: article ids to leave out, as if the corpus lacked them (the leave-article-out
+        evaluation asks what kb says when the right article is missing).
         """
         validate_query(query)
         sig = extract(query)
@@ -302,15 +343,27 @@ class Searcher:
         expansion = self.glossary.expand(sig.prose or qtext)
         q_set = set(q_tokens)
         exp_tokens = [t for t in self.tokenizer(expansion.added_text) if t not in q_set] if expansion.added_text else []
+        calls = frame_calls(query)
+        call_tokens = [t for t in self.tokenizer("\n".join(calls)) if t not in q_set] if calls else []
+        facts = extract_facts(query)
+        excluded = frozenset(self.index_of[a] for a in exclude if a in self.index_of)
+        gone = np.array(sorted(excluded), dtype=np.int64)
+
+        def per_article(index: bm25s.BM25, tokens: list[str]) -> np.ndarray:
+            scores = self._per_article_max(self._bm25(index, tokens))
+            scores[gone] = 0.0
+            return scores
 
         lex_chunks = self._bm25(self.lexical, q_tokens)
         lex = self._per_article_max(lex_chunks)
-        exp = self._per_article_max(self._bm25(self.lexical, exp_tokens))
-        bridge = self._per_article_max(self._bm25(self.bridge, q_tokens))
-        signals = [lex, exp, bridge]
+        lex[gone] = 0.0
+        exp = per_article(self.lexical, exp_tokens)
+        bridge = per_article(self.bridge, q_tokens)
+        call = per_article(self.lexical, call_tokens)
+        signals = [lex, exp, bridge, call]
         prose = 1.0 if is_prose(sig, qtext) else 0.0
-        # One scale for the three lexical signals, so a weak bridge match stays weak next to an exact one.
-        top = float(max(lex.max(initial=0.0), exp.max(initial=0.0), bridge.max(initial=0.0))) or 1.0
+        # One scale for the lexical signals, so a weak bridge match stays weak next to an exact one.
+        top = float(max(s.max(initial=0.0) for s in signals)) or 1.0
 
         def rows(ids: list[int], templates: dict[int, tuple[float, int]]) -> np.ndarray:
             """Feature rows (FEATURES) of these articles; the dense column is filled in later, if at all."""
@@ -322,10 +375,12 @@ class Searcher:
                 np.array([self._component_match(sig, ai) for ai in ids], dtype=np.float32),
                 np.array([self.articles[ai].lang != q_lang for ai in ids], dtype=np.float32),
                 np.full(len(ids), prose, dtype=np.float32),
+                call[ids] / top,
+                np.array([check(self.articles[ai].condition, facts) for ai in ids], dtype=np.float32),
             ])
 
         lexical_pool = _top_articles(signals)
-        templates = self._templates(sig, lexical_pool)
+        templates = self._templates(sig, lexical_pool, excluded)
         ids = sorted(lexical_pool | set(templates))
         feats = rows(ids, templates)
         dense_chunks = np.zeros(len(self.chunk_ids), dtype=np.float32)
@@ -338,14 +393,15 @@ class Searcher:
                 if row >= 0:
                     dense_chunks[row] = max(float(sim), 0.0)
             dense = self._per_article_max(dense_chunks)
+            dense[gone] = 0.0
             added = sorted(_top_articles([dense]) - set(ids))
-            templates.update(self._templates(sig, set(added)))
+            templates.update(self._templates(sig, set(added), excluded))
             ids += added
             feats = np.vstack([feats, rows(added, templates)])
             feats[:, FEATURES.index("dense")] = dense[ids]
         return Candidates(sig=sig, q_tokens=q_tokens, exp_tokens=exp_tokens, expanded_terms=list(expansion.fired),
                           pool=ids, features=feats, templates=templates, chunk_scores=lex_chunks + dense_chunks,
-                          dense_used=dense_used)
+                          dense_used=dense_used, calls=calls, facts=facts, excluded=excluded)
 
     def needs_dense(self, lexical_scores: np.ndarray) -> bool:
         """Could the dense model still change the top result?
@@ -366,11 +422,12 @@ class Searcher:
     @staticmethod
     def score_matrix(features: np.ndarray, w: RankingWeights) -> np.ndarray:
         """Fusion: exact evidence plus the bilingual bridge, boosted when the article is in the other language."""
-        lex, exp, bridge, dense, tpl, comp, cross, prose = features.T
+        lex, exp, bridge, dense, tpl, comp, cross, prose, calls, facts = features.T
         # A question in words leans on the glossary, most of all for an article in the other
         # language; a paste with error strings has exact evidence and leans on it far less.
         bilingual = (w.expansion * exp + w.bridge * bridge) * np.where(prose > 0, 1.0 + w.cross_boost * cross, w.code_bilingual)
-        return w.lexical * lex + bilingual + w.dense * dense + w.template * tpl + w.component * comp
+        return (w.lexical * lex + bilingual + w.dense * dense + w.template * tpl + w.component * comp
+                + w.calls * calls + w.facts * facts)
 
     def rank(self, c: "Candidates", weights: RankingWeights) -> list[tuple[float, int]]:
         scores = self.score_matrix(c.features, weights) if len(c.pool) else np.zeros(0)

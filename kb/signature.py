@@ -1663,3 +1663,41 @@ def _extract(text: str) -> Signature:
     return ex.result()
 
 
+
+
+# ---------------------------------------------------------------------------
+# frame_calls(): what the traceback was doing when it failed
+# ---------------------------------------------------------------------------
+
+_FRAME_CALL = re.compile(
+    r'^(?:\[rank\d+\]:)?[ \t]*File "(?P<path>[^"\n]{1,1000})", line \d{1,9}, in (?P<func>[\w<>.]{1,200})[ \t]*\n'
+    r'(?:(?:\[rank\d+\]:)?[ \t]+(?P<src>[^\s\n][^\n]{0,300}))?', re.M)
+_GENERIC_CALLS = frozenset(
+    """<module> <lambda> <listcomp> <dictcomp> <genexpr> main _main run __call__ _call_impl _wrapped_call_impl
+    forward wrapper inner _fn fn decorate_context wrapped new_func launch _run_module_as_main _run_code
+    __init__ record_function wrapper_func _wrap func call _func invoke""".split())
+MAX_CALL_FRAMES = 12
+
+
+def frame_calls(text: str) -> tuple[str, ...]:
+    """The functions (and their source lines) of the deepest traceback frames, deepest first.
+
+    Why: many errors share one final line (every out-of-memory error says `CUDA out of
+    memory`); which call failed (`from_pretrained`, `backward`, `optimizer.step`, a
+    checkpoint save) tells the causes apart. A paste cut off before its final exception
+    line has only these frames to go on. Generic wrappers (`forward`, `_call_impl`) say
+    nothing and are left out; each call is kept once, at its deepest place.
+    """
+    tail = text[-MAX_TEXT:]
+    seen: dict[str, None] = {}
+    for m in reversed(list(_FRAME_CALL.finditer(tail))):
+        func = m.group("func")
+        parts = [] if func in _GENERIC_CALLS else [func]
+        src = m.group("src")
+        if src and not src.startswith(("File ", "^", "~")):
+            parts.append(src.strip())
+        for part in parts:
+            seen.setdefault(part, None)
+        if len(seen) >= MAX_CALL_FRAMES:
+            break
+    return tuple(seen)

@@ -1,0 +1,155 @@
+"""Numbers as evidence: the values masking throws away, kept as typed facts.
+
+Masking turns `Tried to allocate 4.28 GiB` into `Tried to allocate <SIZE>` so that one
+template matches every paste of that error. But some of those values decide *which*
+cause it is: an out-of-memory error where PyTorch reserves far more than it allocated
+is fragmentation, one where reserved ≈ allocated is not; a collective that times out on
+its first sequence number never worked, one at `SeqNum=48211` hung deep into training.
+
+`extract_facts(text)` reads such values from a paste. An article states the conditions
+it applies to in its front matter (`applies_when: "reserved_gib > 1.3 * allocated_gib"`,
+see corpus/AUTHORING.md), and `check(condition, facts)` says whether the paste supports
+it (+1), contradicts it (-1), or does not say (0, a name the paste has no value for).
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+import re
+
+from .errors import KbError
+
+_SIZE = r"(\d+(?:\.\d+)?)\s*([KMGT]i?B|bytes)"
+_UNITS = {"b": 2**-30, "K": 2**-20, "M": 2**-10, "G": 1.0, "T": 2**10}
+
+
+def _gib(value: str, unit: str) -> float:
+    return float(value) * _UNITS[unit[0]]
+
+
+# name -> pattern whose groups are (number, unit) for sizes, or (number,) otherwise.
+# The first match in the paste wins: pastes repeat the same error per rank.
+_SIZE_FACTS: dict[str, tuple[re.Pattern[str], ...]] = {
+    "requested_gib": (re.compile(r"Tried to allocate " + _SIZE),),
+    "total_gib": (re.compile(r"total capacity of " + _SIZE), re.compile(_SIZE + r" total capacity")),
+    "free_gib": (re.compile(r"of which " + _SIZE + r" is free"), re.compile(_SIZE + r" free;")),
+    "allocated_gib": (re.compile(_SIZE + r" is allocated by PyTorch"), re.compile(_SIZE + r" already allocated")),
+    "reserved_gib": (re.compile(_SIZE + r" reserved in total by PyTorch"),),
+    "unallocated_reserved_gib": (re.compile(_SIZE + r" is reserved by PyTorch but unallocated"),),
+}
+_NUMBER_FACTS: dict[str, tuple[re.Pattern[str], ...]] = {
+    "nccl_seq": (re.compile(r"SeqNum=(\d+)"),),
+    "nccl_timeout_s": (re.compile(r"Timeout\(ms\)=(\d+)"),),
+    "compute_capability": (re.compile(r"\bsm_(\d)(\d)\b"), re.compile(r"[Cc]apability (?:of )?(\d+)\.(\d)\b")),
+}
+
+
+def extract_facts(text: str) -> dict[str, float]:
+    """Typed values the paste states, in fixed units (GiB, seconds, compute capability as 8.6)."""
+    facts: dict[str, float] = {}
+    for name, patterns in _SIZE_FACTS.items():
+        for rx in patterns:
+            m = rx.search(text)
+            if m:
+                facts[name] = _gib(m.group(1), m.group(2))
+                break
+    for name, patterns in _NUMBER_FACTS.items():
+        for rx in patterns:
+            m = rx.search(text)
+            if m:
+                if name == "compute_capability":
+                    facts[name] = float(f"{m.group(1)}.{m.group(2)}")
+                elif name == "nccl_timeout_s":
+                    facts[name] = int(m.group(1)) / 1000
+                else:
+                    facts[name] = float(m.group(1))
+                break
+    # Newer PyTorch prints reserved-but-unallocated; older prints reserved in total. One name for both.
+    if "reserved_gib" not in facts and "allocated_gib" in facts and "unallocated_reserved_gib" in facts:
+        facts["reserved_gib"] = facts["allocated_gib"] + facts["unallocated_reserved_gib"]
+    if "unallocated_reserved_gib" not in facts and "reserved_gib" in facts and "allocated_gib" in facts:
+        facts["unallocated_reserved_gib"] = max(0.0, facts["reserved_gib"] - facts["allocated_gib"])
+    return facts
+
+
+FACT_NAMES = frozenset(_SIZE_FACTS) | frozenset(_NUMBER_FACTS)
+
+_COMPARE = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+            ast.Eq: operator.eq, ast.NotEq: operator.ne}
+_ARITH = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+
+
+class _Unknown(Exception):
+    """The paste has no value for a name the condition uses."""
+
+
+def parse_condition(condition: str) -> ast.Expression:
+    """Parse and vet an `applies_when` condition; raises KbError naming what is not allowed."""
+    try:
+        tree = ast.parse(condition, mode="eval")
+    except SyntaxError as exc:
+        raise KbError(f"applies_when: {condition!r} is not a condition ({exc.msg})") from None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id not in FACT_NAMES:
+            raise KbError(f"applies_when: unknown value {node.id!r}; known: {', '.join(sorted(FACT_NAMES))}")
+        if not isinstance(node, (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.Compare, ast.BinOp, ast.Name,
+                                 ast.Constant, ast.Load, ast.UnaryOp, ast.USub, ast.Not,
+                                 *_COMPARE, *_ARITH)):
+            raise KbError(f"applies_when: {type(node).__name__} is not allowed in {condition!r}")
+        if isinstance(node, ast.Constant) and not isinstance(node.value, (int, float)):
+            raise KbError(f"applies_when: only numbers are allowed in {condition!r}")
+    return tree
+
+
+def _eval(node: ast.AST, facts: dict[str, float]):
+    if isinstance(node, ast.Expression):
+        return _eval(node.body, facts)
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        if node.id not in facts:
+            raise _Unknown(node.id)
+        return facts[node.id]
+    if isinstance(node, ast.UnaryOp):
+        v = _eval(node.operand, facts)
+        return -v if isinstance(node.op, ast.USub) else not v
+    if isinstance(node, ast.BinOp):
+        return _ARITH[type(node.op)](_eval(node.left, facts), _eval(node.right, facts))
+    if isinstance(node, ast.BoolOp):
+        values = []
+        for v in node.values:  # an unknown side of `or` / `and` leaves the whole unknown unless the other decides
+            try:
+                values.append(bool(_eval(v, facts)))
+            except _Unknown:
+                values.append(None)
+        if isinstance(node.op, ast.And):
+            if False in values:
+                return False
+            if None in values:
+                raise _Unknown("")
+            return True
+        if True in values:
+            return True
+        if None in values:
+            raise _Unknown("")
+        return False
+    if isinstance(node, ast.Compare):
+        left = _eval(node.left, facts)
+        for op, right_node in zip(node.ops, node.comparators):
+            right = _eval(right_node, facts)
+            if not _COMPARE[type(op)](left, right):
+                return False
+            left = right
+        return True
+    raise _Unknown("")  # parse_condition() admits nothing else
+
+
+def check(condition: ast.Expression | None, facts: dict[str, float]) -> int:
+    """+1 the paste's values satisfy the article's condition, -1 they contradict it, 0 it cannot tell."""
+    if condition is None or not facts:
+        return 0
+    try:
+        return 1 if _eval(condition, facts) else -1
+    except (_Unknown, ZeroDivisionError):
+        return 0
