@@ -35,18 +35,6 @@ class RankingWeights:
     component: float = 0.3
     calls: float = 0.5
     facts: float = 0.3
-    # logistic model for `confident`, over the top result's evidence (dense similarity excluded:
-    # it is computed only when it could change the top result)
-    conf_bias: float = 0.781
-    conf_lexical: float = -0.233
-    conf_template: float = 0.778
-    conf_template_share: float = -0.9
-    conf_coverage: float = 0.797
-    conf_unknown: float = -1.556
-    conf_margin: float = 1.961
-    confident_threshold: float = 0.65
-    max_unknown: float = 0.5
-    min_coverage: float = 0.05
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,10 @@
-"""Evaluation on a JSON-lines query set: recall@1, recall@5, MRR, confident-accuracy, latency.
+"""Evaluation on a JSON-lines query set: recall@1, recall@5, MRR, confidence, latency.
 
 A query's `confident` flag is right when it is true exactly when the top result is
 relevant; for a query the corpus does not cover (`relevant: []`) it must be false.
+Confidence figures are out of fold, grouped by article (kb/calibrate.py): every covered
+query is searched again with its article left out, and the model that judges a query was
+fitted without any query about the same article.
 """
 
 from __future__ import annotations
@@ -14,10 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
+from . import calibrate
 from .errors import KbError
 from .search import SearchResponse
 
-SearchFn = Callable[[str, int], SearchResponse]
+SearchFn = Callable[..., SearchResponse]
+"""search(query, top_k, exclude=frozenset()) -> SearchResponse."""
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,8 @@ class QueryOutcome:
     ranked: list[str]
     confident: bool
     ms: float
+    oof_confident: bool | None = None
+    """The verdict a confidence model fitted without this query's article gives (None: not measured)."""
 
     @property
     def rank(self) -> int | None:
@@ -44,7 +51,8 @@ class QueryOutcome:
 
     @property
     def confident_right(self) -> bool:
-        return self.confident == (self.rank == 1)
+        confident = self.confident if self.oof_confident is None else self.oof_confident
+        return confident == (self.rank == 1)
 
 
 @dataclass
@@ -67,9 +75,13 @@ class EvalReport:
     per_kind: list[KindFigures]
     overall: KindFigures
     outcomes: list[QueryOutcome] = field(repr=False, default_factory=list)
+    confidence: dict = field(default_factory=dict)
+    """Out-of-fold trust figures (kb/calibrate.py figures())."""
+    rows: list = field(repr=False, default_factory=list)
 
     def as_dict(self) -> dict:
-        return {"overall": self.overall.as_dict(), "per_kind": [k.as_dict() for k in self.per_kind]}
+        return {"overall": self.overall.as_dict(), "per_kind": [k.as_dict() for k in self.per_kind],
+                "confidence_out_of_fold": self.confidence}
 
 
 def load_queries(path: Path) -> list[EvalQuery]:
@@ -86,18 +98,32 @@ def load_queries(path: Path) -> list[EvalQuery]:
     return queries
 
 
-def run(queries: Iterable[EvalQuery], search: SearchFn, k: int = 5) -> EvalReport:
+def run(queries: Iterable[EvalQuery], search: SearchFn, k: int = 5, confidence: bool = True) -> EvalReport:
+    """Search every query; with `confidence`, also leave each covered query's article out and
+    judge every verdict by a model fitted out of fold."""
     outcomes: list[QueryOutcome] = []
+    rows: list[calibrate.Row] = []
     for q in queries:
         started = time.perf_counter()
         response = search(q.query, k)
         ms = (time.perf_counter() - started) * 1000
         outcomes.append(QueryOutcome(q, [r.article_id for r in response.results], response.confident, ms))
+        if confidence:
+            rows.append(calibrate.row(q, q.kind, response))
+            if q.relevant:
+                rows.append(calibrate.row(q, "lao", search(q.query, 1, exclude=frozenset(q.relevant))))
+    trust: dict = {}
+    if confidence and rows:
+        verdicts = calibrate.out_of_fold(rows)
+        judged = iter(v for r, v in zip(rows, verdicts) if r.kind != "lao")
+        for o in outcomes:
+            o.oof_confident = next(judged) == "answer"
+        trust = calibrate.figures(rows, verdicts)
     by_kind: dict[str, list[QueryOutcome]] = defaultdict(list)
     for o in outcomes:
         by_kind[o.query.kind].append(o)
-    per_kind = [figures(kind, rows) for kind, rows in sorted(by_kind.items())]
-    return EvalReport(per_kind, figures("all", outcomes), outcomes)
+    per_kind = [figures(kind, group) for kind, group in sorted(by_kind.items())]
+    return EvalReport(per_kind, figures("all", outcomes), outcomes, trust, rows)
 
 
 def figures(kind: str, rows: list[QueryOutcome]) -> KindFigures:

@@ -33,6 +33,7 @@ from .signature import Signature, extract, frame_calls
 from .facts import check, extract_facts, parse_condition
 from .store import Manifest, connect
 from .tokenize import Tokenizer
+from .verdict import ConfidenceModel, Context, Evidence, Verdict, decide
 
 DENSE_CANDIDATES = 100
 POOL_PER_SIGNAL = 30
@@ -41,25 +42,6 @@ DENSE_QUERY_CHARS = 600
 """The signature text puts the exception and the user's words first; past this the model adds latency, not signal."""
 _WORD = re.compile(r"<[A-Z]+>|[A-Za-z_][A-Za-z0-9_.]*|[\u4e00-\u9fff]+")
 SNIPPET_CHARS = 500
-
-
-@dataclass(frozen=True)
-class Evidence:
-    lexical: float
-    expansion: float
-    dense: float | None
-    """None when the dense model was not consulted (lexical evidence already decided the top result)."""
-    template: float
-    template_share: float
-    """ln(how many articles carry the matched error template) times the match strength: a line
-    every OOM article quotes says less about which article is right than a rare one."""
-    component: float
-    coverage: float
-    unknown: float
-    """Share of the query's IDF mass in words the corpus never uses (e.g. `horovod`, `jax`): high means not covered."""
-
-    def as_dict(self) -> dict:
-        return {k: None if v is None else round(v, 4) for k, v in self.__dict__.items()}
 
 
 @dataclass
@@ -149,6 +131,32 @@ class ArticleMeta:
     """Parsed `applies_when` front matter (kb/facts.py), or None."""
 
 
+PLATFORMS = {
+    "xla": ("xla", "tpu", "jax", "jaxlib", "flax"),
+    "mps": ("mps", "metal"),
+    "rocm": ("rocm", "hip", "rccl", "miopen", "amdgpu"),
+    "npu": ("npu", "ascend", "cann", "hccl", "mindspore", "torch_npu"),
+    "xpu": ("xpu", "ipex", "oneapi"),
+    "hpu": ("hpu", "habana", "gaudi"),
+    "tensorflow": ("tensorflow", "keras"),
+    "paddle": ("paddle", "paddlepaddle"),
+    "onnxruntime": ("onnxruntime", "onnx"),
+    "tensorrt": ("tensorrt", "trtexec"),
+    "openvino": ("openvino",),
+}
+"""Platforms and frameworks besides PyTorch on CUDA, each with the tokens that name it: a paste about
+one that an article never names is an error from elsewhere that merely shares words."""
+_PLATFORM_OF = {tok: name for name, toks in PLATFORMS.items() for tok in toks}
+
+
+def platforms(tokens) -> frozenset[str]:
+    return frozenset(_PLATFORM_OF[t] for t in tokens if t in _PLATFORM_OF)
+
+
+AGREEING_SIGNALS = ("lexical", "expansion", "bridge", "dense", "template", "calls")
+RARE_WORDS = 8
+"""How many of the query's rarest words `rare_share` looks at."""
+
 _EXCEPTION_NAME = re.compile(r"\b([A-Z][A-Za-z0-9]*(?:Error|Exception|Exit|Interrupt|Failure|Fault))\b")
 
 
@@ -203,10 +211,11 @@ class Searcher:
     """One open snapshot, ready to answer. Immutable after load, so safe across threads."""
 
     def __init__(self, snapshot: Path, encoder: Encoder, tokenizer: Tokenizer, glossary: Glossary,
-                 weights: RankingWeights):
+                 weights: RankingWeights, model: ConfidenceModel | None = None):
         self.path = snapshot
         self.manifest = Manifest.read(snapshot / "manifest.json")
         self.encoder, self.tokenizer, self.glossary, self.weights = encoder, tokenizer, glossary, weights
+        self.model = model or ConfidenceModel.load()
         self._db = connect(snapshot / "kb.sqlite", readonly=True)
         self._db_lock = threading.Lock()
         self.lexical = bm25s.BM25.load(str(snapshot / "lexical"), mmap=False, show_progress=False)
@@ -306,16 +315,11 @@ class Searcher:
                 score = max(score, 0.5)
         return score
 
-    def _coverage(self, q_tokens: list[str], ai: int) -> float:
+    def _coverage(self, q_tokens: list[str], have: frozenset[str]) -> float:
         """Share of the query's IDF mass that the article contains: low when the corpus has no word for it."""
         q = set(q_tokens)
         if not q:
             return 0.0
-        with self._db_lock:
-            rows = self._db.execute("SELECT tokens FROM chunks WHERE article_id = ?", (self.articles[ai].id,)).fetchall()
-        have = set()
-        for r in rows:
-            have.update(r[0].split())
         total = sum(self._idf(t) for t in q)
         return sum(self._idf(t) for t in q if t in have) / total if total else 0.0
 
@@ -435,36 +439,115 @@ class Searcher:
         scored.sort(key=lambda x: (-x[0], self.articles[x[1]].id))
         return scored
 
-    def evidence(self, c: "Candidates", ai: int) -> Evidence:
-        f = dict(zip(FEATURES, c.features[c.pool.index(ai)].tolist()))
-        strength, line = c.templates.get(ai, (0.0, -1))
-        sharing = self.template_articles.get(self.articles[ai].templates[line], 1) if line >= 0 else 1
-        return Evidence(f["lexical"], max(f["expansion"], f["bridge"]), f["dense"] if c.dense_used else None,
-                        f["template"], strength * math.log(sharing), f["component"],
-                        self._coverage(c.q_tokens + c.exp_tokens, ai), self._unknown(c.q_tokens))
+    def _article_tokens(self, ai: int) -> frozenset[str]:
+        tokens = self._tokens_cache.get(ai)
+        if tokens is None:
+            with self._db_lock:
+                rows = self._db.execute("SELECT tokens FROM chunks WHERE article_id = ?", (self.articles[ai].id,)).fetchall()
+            tokens = frozenset(t for r in rows for t in r[0].split())
+            if len(self._tokens_cache) > 4096:
+                self._tokens_cache.clear()
+            self._tokens_cache[ai] = tokens
+        return tokens
 
-    def search(self, query: str, top_k: int = 5) -> SearchResponse:
-        c = self.gather(query)
+    def evidence(self, c: "Candidates", ai: int, margin: float = 0.0) -> Evidence:
+        """Everything that ties article `ai` to the query, named (kb/verdict.py reads it)."""
+        f = dict(zip(FEATURES, c.features[c.pool.index(ai)].tolist()))
+        a = self.articles[ai]
+        strength, line = c.templates.get(ai, (0.0, -1))
+        sharing = self._sharing(a.templates[line], c.excluded) if line >= 0 else 1
+        have = self._article_tokens(ai)
+        q_exc = short_exception(c.sig.exception)
+        if q_exc is None:
+            exc_match = 0.0
+        elif q_exc in a.exceptions:
+            exc_match = 1.0
+        elif q_exc.lower() in have:
+            exc_match = 0.5
+        else:
+            exc_match = -1.0
+        q_platforms = platforms(c.q_tokens)
+        return Evidence(
+            lexical=f["lexical"], expansion=max(f["expansion"], f["bridge"]),
+            dense=f["dense"] if c.dense_used else None, template=f["template"],
+            template_share=strength * math.log(sharing), component=f["component"],
+            coverage=self._coverage(c.q_tokens + c.exp_tokens, have), unknown=self._unknown(c.q_tokens),
+            margin=margin, exc_match=exc_match,
+            exc_unknown=1.0 if q_exc and q_exc.lower() not in self.df else 0.0,
+            rare_share=self._rare_share(c.q_tokens, have),
+            platform_conflict=1.0 if q_platforms - platforms(have) else 0.0,
+            facts=f["facts"],
+            template_words=min(len(self.template_words[ai][line]), 12) / 12 * strength if line >= 0 else 0.0,
+            calls=f["calls"], prose=f["prose"], cross=f["cross"], agreement=self._agreement(c, ai),
+        )
+
+    @staticmethod
+    def _agreement(c: "Candidates", ai: int) -> float:
+        row = c.pool.index(ai)
+        votes = won = 0
+        for name in AGREEING_SIGNALS:
+            column = c.features[:, FEATURES.index(name)]
+            if name == "dense" and not c.dense_used or column.max(initial=0.0) <= 0:
+                continue
+            votes += 1
+            won += column[row] >= column.max()
+        return won / votes if votes else 0.0
+
+    def _sharing(self, template: str, excluded: frozenset[int]) -> int:
+        """How many articles (left in play) quote this error template."""
+        if not excluded:
+            return self.template_articles.get(template, 1)
+        return max(1, len({ai for ai, _ in self.exact_templates.get(template, ()) if ai not in excluded}))
+
+    def _rarest(self, q_tokens: list[str]) -> list[str]:
+        return sorted(set(q_tokens), key=lambda t: (-self._idf(t), t))[:RARE_WORDS]
+
+    def _rare_share(self, q_tokens: list[str], have: frozenset[str]) -> float:
+        rare = self._rarest(q_tokens)
+        return sum(t in have for t in rare) / len(rare) if rare else 0.0
+
+    def context(self, c: "Candidates", ai: int, matched: str | None) -> Context:
+        """The names a verdict's reason may quote."""
+        a = self.articles[ai]
+        have = self._article_tokens(ai)
+        strength, line = c.templates.get(ai, (0.0, -1))
+        return Context(
+            exception=short_exception(c.sig.exception),
+            query_platforms=tuple(sorted(platforms(c.q_tokens))),
+            article_platforms=tuple(sorted(platforms(have))) or ("cuda",),
+            article_exceptions=tuple(sorted(a.exceptions)),
+            matched_error=matched,
+            condition=self._condition_text(ai),
+            rare_missing=tuple(t for t in self._rarest(c.q_tokens) if t not in have and t in self.df),
+            unknown_words=tuple(t for t in self._rarest(c.q_tokens) if t not in self.df),
+            sharing=self._sharing(a.templates[line], c.excluded) if line >= 0 else 1,
+        )
+
+    def _condition_text(self, ai: int) -> str | None:
+        import ast
+
+        cond = self.articles[ai].condition
+        return ast.unparse(cond) if cond is not None else None
+
+    def search(self, query: str, top_k: int = 5, exclude: frozenset[str] | set[str] = frozenset()) -> SearchResponse:
+        c = self.gather(query, exclude=exclude)
         scored = self.rank(c, self.weights)
         results = []
+        ceiling = 1.0
         for rank, (score, ai) in enumerate(scored[:top_k]):
-            ev = self.evidence(c, ai)
-            if rank == 0:
-                conf = top_conf = self.confidence(ev, lead(scored))
-            else:  # never above the top result, and scaled by how far behind it ranks
-                conf = min(self.confidence(ev, 0.0), top_conf) * (score / scored[0][0] if scored[0][0] > 0 else 0.0)
+            ev = self.evidence(c, ai, lead(scored) if rank == 0 else 0.0)
+            # A lower result never reads as more trustworthy than one above it.
+            conf = ceiling = min(ceiling, self.model.probability(ev))
             results.append(self._result(ai, score, conf, ev, c.templates.get(ai), c.chunk_scores))
-        confident = bool(results) and self.is_confident(results[0].confidence, results[0].evidence)
-        verdict = "answer" if confident else ("maybe" if results and results[0].confidence >= 0.3 else "none")
-        reason = ("the error matches this article" if confident else
-                  "an article is related but may not explain this error" if verdict == "maybe" else
-                  "no article in the knowledge base covers this error")
+        top = results[0] if results else None
+        verdict = decide(self.model, top.evidence if top else None, top.confidence if top else 0.0,
+                         self.context(c, scored[0][1], top.matched_error) if top else Context())
         sig = c.sig
         return SearchResponse(
             results=results,
-            confident=confident,
-            verdict=verdict,
-            reason=reason,
+            confident=verdict.confident,
+            verdict=verdict.kind,
+            reason=verdict.reason,
             expanded_terms=c.expanded_terms,
             signature={
                 "exception": sig.exception,
@@ -473,28 +556,6 @@ class Searcher:
                 "components": list(sig.components),
             },
         )
-
-    def covered(self, ev: Evidence) -> bool:
-        """Gates that only an exact error-template match may skip: most of the query's words must exist
-        in the corpus, and the article must contain a real share of them."""
-        w = self.weights
-        return ev.template >= 0.9 or (ev.unknown <= w.max_unknown and ev.coverage >= w.min_coverage)
-
-    def is_confident(self, confidence: float, ev: Evidence) -> bool:
-        return confidence >= self.weights.confident_threshold and self.covered(ev)
-
-    def confidence(self, ev: Evidence, margin: float) -> float:
-        """Logistic model over the top result's evidence; coefficients fitted on the eval set.
-
-        The dense similarity is left out on purpose: it is not always computed. Refit without
-        it and with `template_share`, the model is more accurate on the eval set than the one
-        that used it (confident-accuracy 0.852 -> 0.870, no query kind lower).
-        """
-        c = self.weights
-        z = (c.conf_bias + c.conf_lexical * ev.lexical + c.conf_template * ev.template
-             + c.conf_template_share * ev.template_share
-             + c.conf_coverage * ev.coverage + c.conf_unknown * ev.unknown + c.conf_margin * margin)
-        return 1.0 / (1.0 + math.exp(-z))
 
     def _result(self, ai: int, score: float, confidence: float, ev: Evidence, tpl: tuple[float, int] | None,
                 chunk_scores: np.ndarray) -> Result:

@@ -78,11 +78,12 @@ class KnowledgeBase:
         s = self.searcher()
         s.search("CUDA out of memory 显存不足", top_k=1)
 
-    def search(self, query: str, top_k: int = 5) -> SearchResponse:
+    def search(self, query: str, top_k: int = 5, exclude: frozenset[str] = frozenset()) -> SearchResponse:
+        """`exclude`: article ids to leave out, as if the corpus lacked them (evaluation)."""
         import time
 
         started = time.perf_counter()
-        response = self.searcher().search(query, top_k=top_k)
+        response = self.searcher().search(query, top_k=top_k, exclude=exclude)
         response.took_ms = (time.perf_counter() - started) * 1000
         return response
 

@@ -220,7 +220,10 @@ def eval_cmd(queries, data_dir, top_k, as_json, misses):
 
     Each line: {"qid", "query", "relevant": [article ids], "kind"}; `relevant: []`
     means the corpus does not cover it and `confident` must be false. Prints
-    recall@1, recall@5, MRR, confident-accuracy and latency per query kind.
+    recall@1, recall@5, MRR and latency per query kind, and confidence figures
+    out of fold: every covered query is searched again with its article left
+    out, and each verdict comes from a model fitted without that article
+    (cross-validation grouped by article).
     """
     from kb import evaluate
 
@@ -228,7 +231,7 @@ def eval_cmd(queries, data_dir, top_k, as_json, misses):
     try:
         qs = evaluate.load_queries(queries)
         kb.warm()
-        report = evaluate.run(qs, lambda q, k: kb.search(q, top_k=k), k=top_k)
+        report = evaluate.run(qs, lambda q, k, exclude=frozenset(): kb.search(q, top_k=k, exclude=exclude), k=top_k)
     except KbError as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:

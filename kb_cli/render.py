@@ -111,6 +111,13 @@ def eval_table(report) -> None:
     for k in [*report.per_kind, report.overall]:
         click.echo(f"{k.kind:<10} {k.n:>4} {f(k.recall_at_1):>6} {f(k.recall_at_5):>6} {f(k.mrr):>6} "
                    f"{k.confident_accuracy:>8.3f} {k.p50_ms:>7.1f} {k.p95_ms:>7.1f}")
+    c = report.confidence
+    if c:
+        click.echo("\nconfidence, out of fold (cross-validation grouped by article; conf-acc above is too):")
+        click.echo(f"  uncovered (`none`) queries not confident      {f(c['none_not_confident'])}")
+        click.echo(f"  leave-article-out searches not confident      {f(c['lao_not_confident'])}")
+        click.echo(f"  right top-1 answers that stay confident       {f(c['right_top1_confident'])}")
+        click.echo(f"  precision of confident answers (dev set)      {f(c['precision_confident'])}")
 
 
 def eval_misses(report) -> None:

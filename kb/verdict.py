@@ -1,0 +1,225 @@
+"""One verdict, one place: how far to trust the top result, and why, in a line a person can read.
+
+Every front door (CLI, HTTP API, web page, bots) renders what `decide()` returns and keeps
+no thresholds of its own:
+- `answer`: the top article explains this error (the `confident` flag of the contract);
+- `maybe`: the top article is related and worth a look, but may not be the cause;
+- `none`: no article covers this error; the results are the closest, not a match.
+
+The probability comes from a logistic model over named evidence about the top result
+(`Evidence`), fitted by `scripts/fit_confidence.py` with cross-validation grouped by
+article (kb/calibrate.py); its coefficients and thresholds are data, in
+`kb/data/confidence.json`, beside the out-of-fold figures that justify them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+CONFIDENCE_FILE = Path(__file__).parent / "data" / "confidence.json"
+
+MODEL_FEATURES = (
+    "lexical", "template", "template_share", "coverage", "unknown", "margin", "exc_match", "exc_unknown",
+    "rare_share", "platform_conflict", "facts_contradicted", "facts_supported", "template_words", "calls",
+    "prose", "cross", "component", "expansion", "agreement",
+)
+"""The evidence the confidence model reads, in the order of its coefficients."""
+
+SIGNS = {
+    "template": 1, "template_share": -1, "coverage": 1, "unknown": -1, "margin": 1, "exc_match": 1,
+    "exc_unknown": -1, "rare_share": 1, "platform_conflict": -1, "facts_contradicted": -1, "facts_supported": 1,
+    "template_words": 1, "calls": 1, "agreement": 1, "expansion": 1,
+}
+"""The direction each piece of evidence may push, known before any fitting: more of the query's rare
+words in the article can only help, a line many articles quote can only hurt. The fit keeps these
+signs (a feature whose best weight has the wrong sign gets none), so the model cannot learn a quirk
+of the eval set that would not hold on pastes it never saw. Unlisted features may go either way."""
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What ties one result to the query: ranking scores and trust features, each 0..1 unless said."""
+
+    lexical: float
+    expansion: float
+    dense: float | None
+    """None when the dense model was not consulted (lexical evidence already decided the top result)."""
+    template: float
+    template_share: float
+    """ln(how many articles carry the matched error template) times the match strength: a line
+    every OOM article quotes says less about which article is right than a rare one."""
+    component: float
+    coverage: float
+    unknown: float
+    """Share of the query's IDF mass in words the corpus never uses (e.g. `horovod`, `jax`): high means not covered."""
+    margin: float = 0.0
+    """How far this result leads the next one (top result only)."""
+    exc_match: float = 0.0
+    """1 the query's exception class is one the article raises, 0.5 the article mentions it, -1 it does
+    not (the article is about another exception), 0 the query names no exception."""
+    exc_unknown: float = 0.0
+    """1 when the query's exception class appears in no article at all."""
+    rare_share: float = 0.0
+    """Share of the query's rarest words (by IDF) that the article contains."""
+    platform_conflict: float = 0.0
+    """1 when the query names a platform or framework (xla, mps, rocm, tensorflow, …) the article never does."""
+    facts: float = 0.0
+    """+1 the paste's numbers satisfy the article's `applies_when`, -1 they contradict it, 0 no say."""
+    template_words: float = 0.0
+    """Literal words left in the matched template after masking (/12): few means a generic shape."""
+    calls: float = 0.0
+    """BM25 of the traceback's deepest calls against the article."""
+    prose: float = 0.0
+    cross: float = 0.0
+    agreement: float = 0.0
+    """Share of the independent signals (words, glossary, error template, calls, meaning) that rank this
+    article first: a right answer tends to win on several, a look-alike on one."""
+
+    def model_row(self) -> list[float]:
+        v = self.__dict__
+        return [
+            *(v[n] for n in ("lexical", "template", "template_share", "coverage", "unknown", "margin", "exc_match",
+                             "exc_unknown", "rare_share", "platform_conflict")),
+            1.0 if self.facts < 0 else 0.0, 1.0 if self.facts > 0 else 0.0,
+            *(v[n] for n in ("template_words", "calls", "prose", "cross", "component", "expansion", "agreement")),
+        ]
+
+    def as_dict(self) -> dict:
+        return {k: None if v is None else round(v, 4) for k, v in self.__dict__.items()}
+
+
+@dataclass(frozen=True)
+class ConfidenceModel:
+    bias: float
+    coef: tuple[float, ...]
+    answer_at: float
+    """Probability at or above which the verdict is `answer`."""
+    maybe_at: float
+    """Probability at or above which a non-answer is `maybe` rather than `none`."""
+    reference: tuple[float, ...]
+    """Mean feature row of right answers: a reason names the feature furthest below it."""
+
+    @classmethod
+    def load(cls, path: Path = CONFIDENCE_FILE) -> "ConfidenceModel":
+        d = json.loads(path.read_text(encoding="utf-8"))
+        if tuple(d["features"]) != MODEL_FEATURES:
+            raise ValueError(f"{path}: fitted on features {d['features']}, the code has {list(MODEL_FEATURES)}: "
+                             "run scripts/fit_confidence.py")
+        return cls(d["bias"], tuple(d["coef"]), d["answer_at"], d["maybe_at"], tuple(d["reference"]))
+
+    def probability(self, ev: Evidence) -> float:
+        z = self.bias + sum(c * x for c, x in zip(self.coef, ev.model_row()))
+        return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
+
+
+@dataclass(frozen=True)
+class Verdict:
+    kind: str
+    """"answer" | "maybe" | "none"."""
+    reason: str
+
+    @property
+    def confident(self) -> bool:
+        return self.kind == "answer"
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a reason may quote: the query's exception and platforms, the article's, the matched line."""
+
+    exception: str | None = None
+    query_platforms: tuple[str, ...] = ()
+    article_platforms: tuple[str, ...] = ()
+    article_exceptions: tuple[str, ...] = ()
+    matched_error: str | None = None
+    condition: str | None = None
+    rare_missing: tuple[str, ...] = ()
+    unknown_words: tuple[str, ...] = ()
+    sharing: int = 1
+
+
+def decide(model: ConfidenceModel, top: Evidence | None, confidence: float, ctx: Context) -> Verdict:
+    """The verdict for a response whose top result has this evidence and confidence."""
+    if top is None:
+        return Verdict("none", "no article in the knowledge base matched any word of this error")
+    kind = "answer" if confidence >= model.answer_at else "maybe" if confidence >= model.maybe_at else "none"
+    veto = _veto(top, ctx)
+    if kind == "answer" and veto is None:
+        return Verdict(kind, _support(top, ctx))
+    return Verdict("maybe" if kind == "answer" else kind, veto or _doubt(model, top, ctx))
+
+
+VETOES = ("exc_unknown", "platform_conflict", "facts_contradicted")
+"""Evidence that rules an answer out whatever the scores say: the paste's error type is in no article, it
+is about another platform, or its numbers contradict the article's condition. None of the eval's right
+answers carries any of them (scripts/fit_confidence.py prints the counts)."""
+
+
+def _veto(ev: Evidence, ctx: Context) -> str | None:
+    for name in VETOES:
+        sentence = _DOUBTS[name](ev, ctx)
+        if sentence:
+            return sentence
+    return None
+
+
+def _support(ev: Evidence, ctx: Context) -> str:
+    if ev.template >= 0.5 and ctx.matched_error:
+        return f"the error line matches the article's `{_cut(ctx.matched_error)}`"
+    if ev.exc_match >= 1 and ctx.exception:
+        return f"the article explains `{ctx.exception}` with the same details as this paste"
+    if ev.facts > 0 and ctx.condition:
+        return f"the numbers in the paste fit the article's condition `{ctx.condition}`"
+    return "the article shares the paste's distinctive words and no other article comes close"
+
+
+def _doubt(model: ConfidenceModel, ev: Evidence, ctx: Context) -> str:
+    """The reason is the feature that pulls the probability furthest below a typical right answer's."""
+    row = ev.model_row()
+    pulls = sorted((c * (x - r), name) for c, x, r, name in zip(model.coef, row, model.reference, MODEL_FEATURES))
+    for pull, name in pulls:
+        if pull >= 0:
+            break
+        sentence = _DOUBTS.get(name, lambda e, c: None)(ev, ctx)
+        if sentence:
+            return sentence
+    return "no article matches this error closely enough to be sure"
+
+
+def _cut(text: str, n: int = 120) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _words(items: tuple[str, ...]) -> str:
+    return ", ".join(f"`{w}`" for w in items[:3])
+
+
+_DOUBTS = {
+    "exc_unknown": lambda e, c: e.exc_unknown and c.exception
+    and f"the error type `{c.exception}` does not appear in any article",
+    "exc_match": lambda e, c: e.exc_match < 0 and c.exception
+    and (f"the closest article is about {_words(c.article_exceptions)}, not `{c.exception}`" if c.article_exceptions
+         else f"the closest article never mentions `{c.exception}`"),
+    "platform_conflict": lambda e, c: e.platform_conflict and c.query_platforms
+    and (f"the paste is about {_words(c.query_platforms)}; the closest article is about {_words(c.article_platforms)}"
+         if c.article_platforms else f"the paste is about {_words(c.query_platforms)}, which no close article covers"),
+    "facts_contradicted": lambda e, c: e.facts < 0 and c.condition
+    and f"the numbers in the paste contradict the closest article, which applies when `{c.condition}`",
+    "unknown": lambda e, c: e.unknown > 0.2 and c.unknown_words
+    and f"words of the paste such as {_words(c.unknown_words)} appear in no article",
+    "rare_share": lambda e, c: c.rare_missing
+    and f"the closest article lacks the paste's distinctive words {_words(c.rare_missing)}",
+    "coverage": lambda e, c: c.rare_missing
+    and f"the closest article lacks the paste's distinctive words {_words(c.rare_missing)}",
+    "template_share": lambda e, c: c.sharing > 1 and c.matched_error
+    and f"the matched line `{_cut(c.matched_error, 80)}` is quoted by {c.sharing} articles with different causes",
+    "template_words": lambda e, c: e.template > 0 and c.matched_error
+    and f"the matched line `{_cut(c.matched_error, 80)}` is a generic shape that many errors share",
+    "margin": lambda e, c: "several articles match about equally well",
+    "template": lambda e, c: "no article quotes this error line",
+    "lexical": lambda e, c: "the closest article shares only a few words with the paste",
+}

@@ -1,0 +1,53 @@
+"""Numbers as evidence: typed facts from a paste, conditions from an article."""
+
+from __future__ import annotations
+
+import pytest
+
+from kb.errors import ArticleError, KbError
+from kb.facts import check, extract_facts, parse_condition
+from kb.ingest import parse_document
+
+NEW_OOM = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.28 GiB. GPU 0 has a total capacity of "
+           "79.15 GiB of which 3.12 GiB is free. Of the allocated memory 63.40 GiB is allocated by PyTorch, and "
+           "11.97 GiB is reserved by PyTorch but unallocated.")
+OLD_OOM = ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.95 GiB (GPU 0; 23.65 GiB total "
+           "capacity; 15.10 GiB already allocated; 1.02 GiB free; 21.84 GiB reserved in total by PyTorch)")
+
+
+def test_memory_facts_from_both_pytorch_formats_mean_the_same():
+    new, old = extract_facts(NEW_OOM), extract_facts(OLD_OOM)
+    assert new["allocated_gib"] == 63.40 and new["reserved_gib"] == pytest.approx(75.37)
+    assert old["allocated_gib"] == 15.10 and old["unallocated_reserved_gib"] == pytest.approx(6.74)
+    assert extract_facts("Tried to allocate 512.00 MiB")["requested_gib"] == 0.5
+    assert extract_facts("Of the allocated memory 0 bytes is allocated by PyTorch")["allocated_gib"] == 0.0
+
+
+def test_collective_and_hardware_facts():
+    f = extract_facts("[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=48211, "
+                      "OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600046 milliseconds")
+    assert f == {"nccl_seq": 48211.0, "nccl_timeout_s": 600.0}
+    assert extract_facts("no kernel image for sm_86")["compute_capability"] == 8.6
+    assert extract_facts("your device is of CUDA capability 6.0")["compute_capability"] == 6.0
+
+
+def test_a_condition_is_supported_contradicted_or_silent():
+    frag = parse_condition("unallocated_reserved_gib >= 0.08 * total_gib")
+    assert check(frag, extract_facts(NEW_OOM)) == 1
+    assert check(frag, extract_facts(NEW_OOM.replace("11.97 GiB is reserved", "0.50 GiB is reserved"))) == -1
+    assert check(frag, extract_facts("CUDA out of memory")) == 0  # the paste gives no numbers
+    either = parse_condition("nccl_seq <= 10 or compute_capability < 8.0")
+    assert check(either, {"nccl_seq": 3.0}) == 1  # one known side decides `or`
+    assert check(either, {"nccl_seq": 300.0}) == 0  # the other side is unknown
+
+
+@pytest.mark.parametrize("bad", ["__import__('os')", "foo > 1", "total_gib >", "total_gib > 'x'", "open"])
+def test_only_comparisons_of_known_values_are_accepted(bad):
+    with pytest.raises(KbError):
+        parse_condition(bad)
+
+
+def test_a_bad_condition_names_the_file_and_line():
+    raw = b'---\nid: x\ntitle: X\napplies_when: "reserverd_gib > 2"\n---\n\nbody\n'
+    with pytest.raises(ArticleError, match=r"a\.md: line 4: .*unknown value 'reserverd_gib'"):
+        parse_document(raw, "a.md")
