@@ -31,7 +31,7 @@ class RankingWeights:
     bridge: float = 0.4
     cross_boost: float = 2.0
     code_bilingual: float = 0.25
-    template: float = 0.3
+    template: float = 0.0
     component: float = 0.3
     calls: float = 0.5
     facts: float = 0.3
