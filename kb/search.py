@@ -17,7 +17,7 @@ import json
 import math
 import re
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import bm25s
@@ -112,6 +112,8 @@ class Candidates:
     dense_used: bool
     calls: tuple[str, ...] = ()
     facts: dict = field(default_factory=dict)
+    scale: float = 1.0
+    """The raw BM25 score that lexical features were divided by (the best article's)."""
     excluded: frozenset[int] = frozenset()
 
 
@@ -405,7 +407,7 @@ class Searcher:
             feats[:, FEATURES.index("dense")] = dense[ids]
         return Candidates(sig=sig, q_tokens=q_tokens, exp_tokens=exp_tokens, expanded_terms=list(expansion.fired),
                           pool=ids, features=feats, templates=templates, chunk_scores=lex_chunks + dense_chunks,
-                          dense_used=dense_used, calls=calls, facts=facts, excluded=excluded)
+                          dense_used=dense_used, calls=calls, facts=facts, excluded=excluded, scale=top)
 
     def needs_dense(self, lexical_scores: np.ndarray) -> bool:
         """Could the dense model still change the top result?
@@ -479,6 +481,8 @@ class Searcher:
             facts=f["facts"],
             template_words=min(len(self.template_words[ai][line]), 12) / 12 * strength if line >= 0 else 0.0,
             calls=f["calls"], prose=f["prose"], cross=f["cross"], agreement=self._agreement(c, ai),
+            lexical_abs=self._lexical_abs(c, f["lexical"]),
+            expansion_cover=self._coverage(c.exp_tokens, have),
         )
 
     @staticmethod
@@ -492,6 +496,21 @@ class Searcher:
             votes += 1
             won += column[row] >= column.max()
         return won / votes if votes else 0.0
+
+    def _against_runner_up(self, c: "Candidates", ev: Evidence, scored: list[tuple[float, int]]) -> Evidence:
+        """The top result's evidence with how far it leads the runner-up on the specific evidence
+        (rare words, coverage, error line): a right answer tends to stand out, a look-alike to tie."""
+        if len(scored) < 2:
+            return replace(ev, rare_lead=ev.rare_share, coverage_lead=ev.coverage, template_lead=ev.template_words)
+        second = self.evidence(c, scored[1][1])
+        return replace(ev, rare_lead=ev.rare_share - second.rare_share, coverage_lead=ev.coverage - second.coverage,
+                       template_lead=ev.template_words - second.template_words)
+
+    def _lexical_abs(self, c: "Candidates", lexical: float) -> float:
+        """The article's best chunk's BM25 over what a chunk holding every query word once would
+        score (the sum of their IDFs): how much of the query one passage of the article answers."""
+        mass = sum(self._idf(t) for t in set(c.q_tokens))
+        return min(1.5, lexical * c.scale / mass) if mass else 0.0
 
     def _sharing(self, template: str, excluded: frozenset[int]) -> int:
         """How many articles (left in play) quote this error template."""
@@ -536,6 +555,8 @@ class Searcher:
         ceiling = 1.0
         for rank, (score, ai) in enumerate(scored[:top_k]):
             ev = self.evidence(c, ai, lead(scored) if rank == 0 else 0.0)
+            if rank == 0:
+                ev = self._against_runner_up(c, ev, scored)
             # A lower result never reads as more trustworthy than one above it.
             conf = ceiling = min(ceiling, self.model.probability(ev))
             results.append(self._result(ai, score, conf, ev, c.templates.get(ai), c.chunk_scores))

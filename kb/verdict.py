@@ -24,14 +24,15 @@ CONFIDENCE_FILE = Path(__file__).parent / "data" / "confidence.json"
 MODEL_FEATURES = (
     "lexical", "template", "template_share", "coverage", "unknown", "margin", "exc_match", "exc_unknown",
     "rare_share", "platform_conflict", "facts_contradicted", "facts_supported", "template_words", "calls",
-    "prose", "cross", "component", "expansion", "agreement",
+    "prose", "cross", "component", "expansion", "agreement", "lexical_abs", "expansion_cover", "rare_lead", "coverage_lead", "template_lead",
 )
 """The evidence the confidence model reads, in the order of its coefficients."""
 
 SIGNS = {
     "template": 1, "template_share": -1, "coverage": 1, "unknown": -1, "margin": 1, "exc_match": 1,
     "exc_unknown": -1, "rare_share": 1, "platform_conflict": -1, "facts_contradicted": -1, "facts_supported": 1,
-    "template_words": 1, "calls": 1, "agreement": 1, "expansion": 1,
+    "template_words": 1, "calls": 1, "agreement": 1, "expansion": 1, "lexical_abs": 1, "expansion_cover": 1,
+    "rare_lead": 1, "coverage_lead": 1, "template_lead": 1,
 }
 """The direction each piece of evidence may push, known before any fitting: more of the query's rare
 words in the article can only help, a line many articles quote can only hurt. The fit keeps these
@@ -77,6 +78,15 @@ class Evidence:
     agreement: float = 0.0
     """Share of the independent signals (words, glossary, error template, calls, meaning) that rank this
     article first: a right answer tends to win on several, a look-alike on one."""
+    lexical_abs: float = 0.0
+    """BM25 of the article's best chunk over the query's IDF mass: how much of the query one passage answers."""
+    expansion_cover: float = 0.0
+    """Share (by IDF) of the glossary's translations of the query that the article contains: for a question in
+    the other language, how much of what it asks about the article talks about."""
+    rare_lead: float = 0.0
+    coverage_lead: float = 0.0
+    template_lead: float = 0.0
+    """Top result only: its rare_share, coverage and template_words minus the runner-up's."""
 
     def model_row(self) -> list[float]:
         v = self.__dict__
@@ -84,7 +94,8 @@ class Evidence:
             *(v[n] for n in ("lexical", "template", "template_share", "coverage", "unknown", "margin", "exc_match",
                              "exc_unknown", "rare_share", "platform_conflict")),
             1.0 if self.facts < 0 else 0.0, 1.0 if self.facts > 0 else 0.0,
-            *(v[n] for n in ("template_words", "calls", "prose", "cross", "component", "expansion", "agreement")),
+            *(v[n] for n in ("template_words", "calls", "prose", "cross", "component", "expansion", "agreement", "lexical_abs", "expansion_cover",
+                             "rare_lead", "coverage_lead", "template_lead")),
         ]
 
     def as_dict(self) -> dict:
