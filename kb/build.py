@@ -8,6 +8,7 @@ is never re-encoded.
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 import time
 from collections import Counter
@@ -109,13 +110,29 @@ class Writer:
     def upsert(self, doc: Document, file_bytes: bytes | None = None, wait: float | None = 30.0) -> IngestReport:
         """Index one document; with `file_bytes`, first write them to `doc.path` (API-added articles)."""
         report = IngestReport()
+        try:  # render it completely before anything touches the disk: a bad article leaves no file
+            prepare_article(doc, self.tokenizer, self.glossary)
+        except ArticleError:
+            raise
+        except Exception as exc:
+            raise ArticleError(doc.path, f"could not be indexed ({type(exc).__name__}: {exc})") from None
         with self.data.writer_lock(wait=wait):
+            path = Path(doc.path)
+            previous = path.read_bytes() if file_bytes is not None and path.exists() else None
             if file_bytes is not None:
-                Path(doc.path).parent.mkdir(parents=True, exist_ok=True)
-                write_atomic(Path(doc.path), file_bytes)
-            self._apply([doc], deletes=[], prune=False, rebuild=False, report=report, replace_any_path=True)
-        if report.failed:
-            raise report.failed[0]
+                path.parent.mkdir(parents=True, exist_ok=True)
+                write_atomic(path, file_bytes)
+            try:
+                self._apply([doc], deletes=[], prune=False, rebuild=False, report=report, replace_any_path=True)
+                if report.failed:
+                    raise report.failed[0]
+            except BaseException:
+                if file_bytes is not None:  # the index did not take it: neither does the folder
+                    if previous is None:
+                        path.unlink(missing_ok=True)
+                    else:
+                        write_atomic(path, previous)
+                raise
         return report
 
     def delete(self, article_id: str, wait: float | None = 30.0) -> IngestReport:
@@ -167,6 +184,14 @@ class Writer:
             return
 
         building = self.data.new_snapshot_dir()
+        try:
+            self._build(building, live, upserts, removed, rebuild, encoder, report)
+        except BaseException:
+            shutil.rmtree(building, ignore_errors=True)  # never leave a half-built snapshot behind
+            raise
+
+    def _build(self, building: Path, live: Path | None, upserts: dict[str, Document], removed: list[str],
+               rebuild: bool, encoder: Encoder, report: IngestReport) -> None:
         db_path = building / "kb.sqlite"
         conn = connect(db_path)
         if live and not rebuild:
@@ -179,8 +204,15 @@ class Writer:
             for a in removed:
                 upserts.pop(a, None)
         prepared = []
-        for i, d in enumerate(upserts.values()):
-            prepared.append(prepare_article(d, self.tokenizer, self.glossary))
+        for i, d in enumerate(list(upserts.values())):
+            try:
+                prepared.append(prepare_article(d, self.tokenizer, self.glossary))
+            except Exception as exc:  # one unparseable article must not sink the batch
+                report.failed.append(ArticleError(d.path, f"could not be indexed ({type(exc).__name__}: {exc})"))
+                for done in (report.added, report.updated):
+                    if d.id in done:
+                        done.remove(d.id)
+                del upserts[d.id]
             self.progress("parse", i + 1, len(upserts))
         with conn:
             for a in [*removed, *upserts.keys()]:

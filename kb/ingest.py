@@ -112,7 +112,26 @@ def _split_front_matter(text: str, path: str) -> tuple[dict, str, int]:
         raise ArticleError(path, f"broken front matter: {problem}", line) from None
     if not isinstance(meta, dict):
         raise ArticleError(path, "front matter must be a mapping of keys to values", 2)
+    if _has_surrogate(meta):
+        line = next((n for n, ln in enumerate(lines[:end], 1) if _SURROGATE_ESCAPE.search(ln)), 2)
+        raise ArticleError(path, "front matter holds a lone surrogate escape (such as \\ud800), which is not a "
+                                 "character: remove it or write the character itself", line)
     return meta, "\n".join(lines[end + 1 :]), end + 2
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\[uU]0{0,4}[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _has_surrogate(value) -> bool:
+    """YAML's double-quoted escapes can make a lone surrogate, which no UTF-8 file, database or
+    JSON encoder accepts: such front matter is a bad file, reported and skipped."""
+    if isinstance(value, str):
+        return any("\ud800" <= ch <= "\udfff" for ch in value)
+    if isinstance(value, dict):
+        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(_has_surrogate(v) for v in value)
+    return False
 
 
 def _as_tags(value, path: str) -> tuple[str, ...]:

@@ -32,6 +32,7 @@ from .ingest import detect_lang
 from .signature import Signature, extract, frame_calls
 from .facts import check, extract_facts, parse_condition
 from .store import Manifest, connect
+from .text import clean
 from .tokenize import Tokenizer
 from .verdict import ConfidenceModel, Context, Evidence, Verdict, decide
 
@@ -195,6 +196,7 @@ def lead(scored: list[tuple[float, int]]) -> float:
 
 
 def validate_query(query: str) -> str:
+    """The query as the core may use it (lone surrogates replaced), or a QueryError saying what to send."""
     if not isinstance(query, str) or not query.strip():
         raise QueryError("the query is empty: paste an error message, a traceback or a question")
     if len(query.encode("utf-8", "replace")) > MAX_QUERY_BYTES:
@@ -202,7 +204,7 @@ def validate_query(query: str) -> str:
             f"the query is {len(query.encode('utf-8', 'replace'))} bytes; the limit is {MAX_QUERY_BYTES}: "
             "paste the end of the traceback (the last exception and the lines above it)"
         )
-    return query
+    return clean(query)
 
 
 def _words(template: str) -> frozenset[str]:
@@ -341,7 +343,7 @@ class Searcher:
         `exclude`: article ids to leave out, as if the corpus lacked them (the leave-article-out
         evaluation asks what kb says when the right article is missing).
         """
-        validate_query(query)
+        query = validate_query(query)
         sig = extract(query)
         qtext = sig.text() or query[:2000]
         q_tokens = self.tokenizer(qtext)

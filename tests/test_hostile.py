@@ -295,7 +295,8 @@ def _hostile_batch(root):
     (root / "bomb.md").write_text(CASES["yaml-alias-bomb"][0])
     (root / "deep.md").write_text(CASES["front-matter-deep"][0])
     (root / "escape.md").write_text("---\nid: ../../etc/passwd\n---\n\nbody\n")
-    expected = {"binary.md": "binary", "nul.txt": "binary", "latin1.md": "UTF-8", "utf16.md": "binary",
+    (root / "surrogate.md").write_text('---\nid: surrogate\ntitle: "bad \\ud800 title"\n---\n\nRuntimeError: x\n')
+    expected = {"surrogate.md": "line 3: front matter holds a lone surrogate","binary.md": "binary", "nul.txt": "binary", "latin1.md": "UTF-8", "utf16.md": "binary",
                 "huge.md": "limit", "sparse-4gb.md": "limit", "bomb.md": "aliases", "deep.md": "nested",
                 "escape.md": "invalid id"}
     return expected
@@ -315,6 +316,7 @@ def test_hostile_files_in_a_batch_are_reported_and_skipped(settings, tokenizer, 
     for name, word in expected.items():
         assert word in reasons[name], (name, reasons[name])
     assert sorted(base.searcher().list_ids()) == ["good-0", "good-1"]
+    assert not list((settings.data_dir / "snapshots").glob(".building-*"))
 
 
 @pytest.mark.slow
