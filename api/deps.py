@@ -39,7 +39,7 @@ def require_admin(request: Request, settings: SettingsDep) -> None:
     if scheme.lower() != "bearer" or not token:
         raise HTTPException(401, "missing admin token: send `Authorization: Bearer <KB_ADMIN_TOKEN>`",
                             headers={"WWW-Authenticate": "Bearer"})
-    if not hmac.compare_digest(token.strip().encode(), settings.admin_token.encode()):
+    if not hmac.compare_digest(token.strip().encode("utf-8", "surrogatepass"), settings.admin_token.encode()):
         raise HTTPException(401, "wrong admin token", headers={"WWW-Authenticate": "Bearer"})
 
 

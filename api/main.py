@@ -5,6 +5,7 @@ Heavy state (index, embedding model, segmenter) is loaded once in `lifespan`.
 
 from __future__ import annotations
 
+import difflib
 import logging
 from contextlib import asynccontextmanager
 from fastapi import FastAPI, Request
@@ -29,7 +30,8 @@ from kb.service import KnowledgeBase
 from .limits import BodyLimitMiddleware
 from .runner import SearchLane
 from .bots import build_router as build_bot_router
-from .routes import articles, health, search, web
+from .guards import EdgeGuardMiddleware, redact_access_log
+from .routes import articles, docs, health, search, web
 from .settings import ApiSettings
 
 log = logging.getLogger("kb.api")
@@ -51,14 +53,26 @@ def _error(status: int, detail: str, headers: dict | None = None) -> JSONRespons
     return JSONResponse({"detail": detail}, status_code=status, headers=headers)
 
 
-def _describe_validation(exc: RequestValidationError) -> str:
+def _describe_validation(exc: RequestValidationError, known: tuple[str, ...] = ()) -> str:
     parts = []
     for err in exc.errors():
         loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
         if err.get("type") == "json_invalid":
             return "the body is not valid JSON: send {\"query\": \"...\", \"top_k\": 5}"
+        if err.get("type") == "extra_forbidden":
+            close = difflib.get_close_matches(loc, known, n=1, cutoff=0.0) if known else []
+            hint = f"; did you mean `{close[0]}`?" if close else ""
+            parts.append(f"unknown field `{loc}`{hint} (fields: {', '.join(f'`{k}`' for k in known)})")
+            continue
         parts.append(f"{loc or 'body'}: {err.get('msg', 'invalid')}")
     return "; ".join(parts) or "invalid request"
+
+
+def _body_fields(request: Request) -> tuple[str, ...]:
+    """The JSON fields the matched route's body model accepts (for 'did you mean')."""
+    field = getattr(request.scope.get("route"), "body_field", None)
+    model = getattr(getattr(field, "field_info", None), "annotation", None)
+    return tuple(getattr(model, "model_fields", {}) or ())
 
 
 def create_app(settings: ApiSettings | None = None, kb: KnowledgeBase | None = None) -> FastAPI:
@@ -83,10 +97,14 @@ def create_app(settings: ApiSettings | None = None, kb: KnowledgeBase | None = N
         version="0.1.0",
         summary="Paste an ML training or serving error; get the root cause and the fix.",
         lifespan=lifespan,
+        docs_url=None,  # served by routes/docs.py from local assets: /docs works offline
+        redoc_url=None,
     )
     app.state.settings = settings
     app.state.kb = kb
-    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    redact_access_log()
+    app.add_middleware(EdgeGuardMiddleware)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)  # outermost: size first
 
     @app.exception_handler(KbError)
     async def kb_error(request: Request, exc: KbError):
@@ -98,7 +116,7 @@ def create_app(settings: ApiSettings | None = None, kb: KnowledgeBase | None = N
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError):
-        return _error(422, _describe_validation(exc))
+        return _error(422, _describe_validation(exc, _body_fields(request)))
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException):
@@ -114,4 +132,5 @@ def create_app(settings: ApiSettings | None = None, kb: KnowledgeBase | None = N
     app.include_router(health.router)
     app.include_router(build_bot_router(settings))
     app.include_router(web.router)
+    app.include_router(docs.router)
     return app

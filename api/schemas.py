@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class SearchRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # `{"k": 1}` is a mistake to report, not to ignore
+
     query: str = Field(description="An error line, a pasted traceback or log (up to 64 KB), or a question.")
     top_k: int = Field(5, ge=1, le=50, description="How many articles to return (1-50).")
 

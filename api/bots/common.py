@@ -45,10 +45,10 @@ def same_secret(given: str | bytes | None, expected: str | bytes) -> bool:
     """Constant-time comparison; a missing value never matches."""
     if given is None:
         return False
-    if isinstance(given, str):
-        given = given.encode("utf-8")
+    if isinstance(given, str):  # surrogatepass: a lone surrogate from a JSON escape is a mismatch, not a crash
+        given = given.encode("utf-8", "surrogatepass")
     if isinstance(expected, str):
-        expected = expected.encode("utf-8")
+        expected = expected.encode("utf-8", "surrogatepass")
     return hmac.compare_digest(given, expected)
 
 
