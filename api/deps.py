@@ -9,7 +9,7 @@ from fastapi import Depends, HTTPException, Request
 
 from kb.service import KnowledgeBase
 
-from .runner import SearchLane
+from .runner import SearchLane, WriteLane
 from .settings import ApiSettings
 
 
@@ -25,9 +25,14 @@ def get_searches(request: Request) -> SearchLane:
     return request.app.state.searches
 
 
+def get_writes(request: Request) -> WriteLane:
+    return request.app.state.writes
+
+
 KbDep = Annotated[KnowledgeBase, Depends(get_kb)]
 SettingsDep = Annotated[ApiSettings, Depends(get_settings)]
 SearchesDep = Annotated[SearchLane, Depends(get_searches)]
+WritesDep = Annotated[WriteLane, Depends(get_writes)]
 
 
 def require_admin(request: Request, settings: SettingsDep) -> None:

@@ -28,7 +28,7 @@ from kb.pool import SearchPoolBroken
 from kb.service import KnowledgeBase
 
 from .limits import BodyLimitMiddleware
-from .runner import SearchLane
+from .runner import SearchLane, WriteLane
 from .bots import build_router as build_bot_router
 from .guards import EdgeGuardMiddleware, redact_access_log
 from .routes import articles, docs, health, search, web
@@ -83,6 +83,7 @@ def create_app(settings: ApiSettings | None = None, kb: KnowledgeBase | None = N
         if app.state.kb is None:
             app.state.kb = KnowledgeBase(Settings.from_env(data_dir=settings.data_dir, embed_model=settings.embed_model))
         app.state.searches = SearchLane(app.state.kb, settings)
+        app.state.writes = WriteLane(settings)
         try:
             app.state.searches.warm()
         except KbError as exc:
@@ -91,6 +92,7 @@ def create_app(settings: ApiSettings | None = None, kb: KnowledgeBase | None = N
             yield
         finally:
             app.state.searches.close()
+            app.state.writes.close()
 
     app = FastAPI(
         title="kb",

@@ -8,8 +8,16 @@ Two lanes:
   Many searches in threads of one process only took turns on the GIL, and the encoder
   gives it up and waits to take it back for every op: under load the slowest requests
   got several times slower with no gain in throughput.
-- everything else (an article, stats, an index build for a write) runs on the shared
-  thread pool, so health checks and writes never queue behind searches.
+- reads (an article, stats) run on the shared thread pool, so health checks never queue
+  behind searches;
+- writes (`WriteLane`) run one at a time on their own thread: they take the data dir's
+  writer lock anyway, and many writers waiting for it on the shared pool used to take all
+  its threads, so `/healthz` and article reads stalled behind them (12 s, measured).
+
+A write that is not done within the request limit is answered honestly: still queued, it
+is cancelled and the client is told it was not applied; already running, it will finish,
+and the client is told so. Writes are idempotent (the same article twice is a no-op that
+answers `created: false`), so retrying either way is safe.
 """
 
 from __future__ import annotations
@@ -38,6 +46,31 @@ async def _within_limit(settings: ApiSettings, work) -> object:
 
 async def run_blocking(settings: ApiSettings, fn, *args, **kwargs):
     return await _within_limit(settings, run_in_threadpool(functools.partial(fn, *args, **kwargs)))
+
+
+class WriteLane:
+    """The API's writes, one at a time on a thread of their own."""
+
+    def __init__(self, settings: ApiSettings):
+        self.settings = settings
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="kb-write")
+
+    async def run(self, fn, *args):
+        future = self._thread.submit(fn, *args)
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(future), timeout=self.settings.request_timeout_s)
+        except asyncio.TimeoutError:
+            limit = f"{self.settings.request_timeout_s:.0f}s"
+            if future.cancel():
+                raise HTTPException(503, f"other writes kept this one waiting over {limit}; it was NOT applied: "
+                                         "retry it", headers={"Retry-After": "5"}) from None
+            raise HTTPException(503, f"the write is taking over {limit}; it is still being applied and will be "
+                                     "visible when done. Retrying the same request is safe (writes are "
+                                     "idempotent): it answers created=false once applied.",
+                                headers={"Retry-After": "5"}) from None
+
+    def close(self) -> None:
+        self._thread.shutdown(wait=False, cancel_futures=True)
 
 
 class SearchLane:

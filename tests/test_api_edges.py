@@ -97,3 +97,31 @@ def test_the_access_log_never_shows_a_query_string():
     RedactQueryStrings().filter(record)
     line = record.getMessage()
     assert "alice" not in line and "ghp_abc" not in line and "/?[redacted]" in line
+
+
+GOOD_ARTICLE = "---\nid: api-edge-{n}\ntitle: Edge {n}\n---\n\n## Error\n\nRuntimeError: edge case {n}\n"
+
+
+def _app_client(kb, api_settings, **changes):
+    from fastapi.testclient import TestClient
+
+    from api.main import create_app
+
+    return TestClient(create_app(api_settings.model_copy(update=changes), kb=kb))
+
+
+def test_a_write_past_the_limit_says_whether_it_was_applied_and_a_retry_is_safe(kb, api_settings):
+    with _app_client(kb, api_settings, request_timeout_s=1.0) as c:
+        with kb.data.writer_lock():
+            resp = c.post("/v1/articles", content=GOOD_ARTICLE.format(n=7), headers={"content-type": "text/markdown", **AUTH})
+        assert resp.status_code == 503
+        assert "still being applied" in resp.json()["detail"] and "safe" in resp.json()["detail"]
+        first = c.post("/v1/articles", content=GOOD_ARTICLE.format(n=7), headers={"content-type": "text/markdown", **AUTH})
+        assert first.status_code in (200, 201)
+        again = c.post("/v1/articles", content=GOOD_ARTICLE.format(n=7), headers={"content-type": "text/markdown", **AUTH})
+        assert again.status_code == 200 and again.json() == {"article_id": "api-edge-7", "created": False}
+
+
+def test_an_article_write_of_another_type_gets_415(client):
+    resp = client.post("/v1/articles", content=b"a=b", headers={"content-type": "application/x-www-form-urlencoded", **AUTH})
+    assert resp.status_code == 415 and "text/markdown" in resp.json()["detail"]
