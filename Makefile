@@ -9,6 +9,7 @@ PIP    := $(BIN)/pip --disable-pip-version-check -q
 
 export HF_HUB_OFFLINE := 1
 export KB_DATA_DIR ?= $(CURDIR)/.kb-data
+PORT ?= 8000
 
 .PHONY: install browser run index demo serve test bench clean
 
@@ -30,7 +31,7 @@ demo: index
 	$(BIN)/kb search "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.50 GiB while saving checkpoint with zero3 offload"
 
 serve: install
-	$(BIN)/kb serve --host 127.0.0.1 --port 8000
+	$(BIN)/kb serve --host 127.0.0.1 --port $(PORT)
 
 run: demo serve
 

@@ -22,3 +22,17 @@ def clean(text: str) -> str:
 def decode(raw: bytes) -> str:
     """Bytes of unknown quality -> valid text: UTF-8 where it is, U+FFFD where it is not."""
     return raw.decode("utf-8", errors="replace")
+
+
+def tail(text: str, max_bytes: int) -> tuple[str, bool]:
+    """The end of a paste that fits in `max_bytes` of UTF-8, starting at a line, and whether it was cut.
+
+    A pasted log is often longer than a query may be, and its final error is at the end."""
+    raw = text.encode("utf-8")
+    if len(raw) <= max_bytes:
+        return text, False
+    end = raw[-max_bytes:]
+    newline = end.find(b"\n")
+    if 0 <= newline < len(end) - 1:
+        end = end[newline + 1 :]
+    return end.decode("utf-8", errors="ignore"), True

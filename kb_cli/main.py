@@ -9,8 +9,9 @@ from pathlib import Path
 
 import click
 
-from kb.config import Settings, default_data_dir
+from kb.config import MAX_QUERY_BYTES, Settings, default_data_dir
 from kb.errors import KbError
+from kb.text import clean, decode, tail
 
 from . import render
 
@@ -112,7 +113,12 @@ def search(query, data_dir, top_k, as_json, url, full):
     if query in (None, "-"):
         if sys.stdin.isatty():
             click.echo("Paste the error, then press Ctrl-D:", err=True)
-        query = sys.stdin.read()
+        query = decode(sys.stdin.buffer.read())  # terminal logs hold stray bytes: U+FFFD, not a crash
+        query, cut = tail(query, MAX_QUERY_BYTES)
+        if cut:
+            click.echo(f"kb: the paste is longer than {MAX_QUERY_BYTES // 1024} KB; answering from its last "
+                       f"{MAX_QUERY_BYTES // 1024} KB, where the final error is.", err=True)
+    query = clean(query)
     try:
         if url:
             from .remote import search_remote
@@ -174,6 +180,7 @@ def serve(data_dir, host, port, workers):
         _kb(data_dir).data.current()
     except KbError as exc:
         raise click.ClickException(str(exc)) from None
+    port_is_free(host, port)
     workers = workers or default_workers()
     os.environ["KB_SEARCH_PROCESSES"] = str(workers)
     limit_malloc_arenas()
@@ -181,6 +188,22 @@ def serve(data_dir, host, port, workers):
                "(docs at /docs)", err=True)
     # One HTTP process: the searches are spread over the workers by the app itself (kb.pool).
     uvicorn.run("api.main:create_app", factory=True, host=host, port=port, log_level="info", timeout_keep_alive=5)
+
+
+def port_is_free(host: str, port: int) -> None:
+    """Say what to do about a busy port before loading anything (uvicorn would end in `Errno 98`)."""
+    import socket
+
+    if port == 0:
+        return
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise click.ClickException(
+                f"{host}:{port} is already in use ({exc.strerror}): another `kb serve` (a second `make run`?) or another "
+                f"server holds it. Stop it, or pick another port: `kb serve --port {port + 1}` "
+                f"(with make: `make run PORT={port + 1}`).") from None
 
 
 def limit_malloc_arenas(arenas: int = 2) -> None:
