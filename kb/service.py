@@ -17,6 +17,7 @@ from .glossary import Glossary, load_glossary
 from .ingest import parse_document, valid_article_id
 from .search import Searcher, SearchResponse
 from .store import DataDir, Manifest, check_manifest
+from .text import clean
 from .tokenize import Tokenizer
 
 
@@ -111,7 +112,7 @@ class KnowledgeBase:
         before the new snapshot is published, so it survives a restart and a later
         `kb ingest --prune` keeps it.
         """
-        raw = text.encode("utf-8")
+        raw = clean(text).encode("utf-8")
         probe = parse_document(raw, f"api-article.{fmt}", default_id="")
         path = self.data.articles_dir / f"{probe.id}.{fmt}"
         doc = parse_document(raw, str(path))

@@ -166,3 +166,44 @@ def app_client(app):
 
     with TestClient(app) as c:
         yield c
+
+
+# -- hostile bodies at EVERY route: lone surrogates, invalid UTF-8, deep nesting, oversize ----
+
+ALL_POST_ROUTES = ["/v1/search", "/v1/articles", *(p for m, p in BOT_ROUTES if m == "POST")]
+_SURROGATE_ESCAPES = st.sampled_from(["\\ud800", "\\udfff", "\\ud83d", "\\ude00\\ud800", "\\u0000", "\\uffff"])
+
+
+def _json_with(escape: str, field: str) -> bytes:
+    return ('{"%s": "CUDA out of memory %s", "token": "%s", "type": "url_verification", "challenge": "%s"}'
+            % (field, escape, escape, escape)).encode()
+
+
+_HOSTILE = st.one_of(
+    st.builds(_json_with, _SURROGATE_ESCAPES, st.sampled_from(["query", "markdown", "text", "challenge"])),
+    st.builds(lambda junk, at: (b'{"query": "CUDA ' + junk + b'", "top_k": 3}')[: at or None],
+              st.binary(min_size=1, max_size=40).filter(lambda b: not _utf8(b)), st.integers(0, 40)),
+    st.builds(lambda d, opener: opener * d + (b"]" if opener == b"[" else b"}") * d,
+              st.sampled_from([31, 32, 33, 1_000, 100_000]), st.sampled_from([b"[", b'{"a":'])),
+    st.builds(lambda n: b'{"query": "' + b"x" * n + b'"}', st.sampled_from([64 * 1024, 64 * 1024 + 1, 300_000])),
+)
+
+
+def _utf8(b: bytes) -> bool:
+    try:
+        b.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+@seed(SEED)
+@settings(max_examples=40, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(body=_HOSTILE, ctype=st.sampled_from(["application/json", "text/markdown", "application/json; charset=utf-8", ""]))
+@pytest.mark.parametrize("path", ALL_POST_ROUTES)
+def test_every_route_never_5xx_on_hostile_bodies(app_client, path, body, ctype):
+    hdrs = {"Authorization": f"Bearer {ADMIN_TOKEN}", **({"content-type": ctype} if ctype else {})}
+    r = app_client.post(path, content=body, headers=hdrs)
+    assert r.status_code < 500, (path, r.status_code, r.text[:300], body[:120])
+    if r.status_code >= 400:
+        assert r.headers["content-type"].startswith("application/json") and r.json()["detail"]
