@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .verdict import MODEL_FEATURES, SIGNS, Evidence
+from .verdict import MODEL_FEATURES, SIGNS, Evidence, vetoed
 
 FOLDS = 5
 L2 = 0.001
@@ -140,7 +140,10 @@ def out_of_fold(rows: list[Row], drop: frozenset[str] = frozenset()) -> list[str
         answer_at, maybe_at = choose_thresholds(predict(w, x[train]), y[train])
         p = predict(w, x[test])
         for i, pi in zip(np.nonzero(test)[0], p):
-            verdicts[i] = "answer" if pi >= answer_at else "maybe" if pi >= maybe_at else "none"
+            kind = "answer" if pi >= answer_at else "maybe" if pi >= maybe_at else "none"
+            if kind == "answer" and rows[i].evidence is not None and vetoed(rows[i].evidence):
+                kind = "maybe"  # as kb/verdict.decide() does
+            verdicts[i] = kind
     return verdicts
 
 

@@ -489,14 +489,16 @@ class Searcher:
 
     @staticmethod
     def _agreement(c: "Candidates", ai: int) -> float:
+        """Share of the signals that could vote which rank this article first; a signal with no
+        evidence at all counts as a vote not won (a match on meaning alone is not agreement)."""
         row = c.pool.index(ai)
         votes = won = 0
         for name in AGREEING_SIGNALS:
-            column = c.features[:, FEATURES.index(name)]
-            if name == "dense" and not c.dense_used or column.max(initial=0.0) <= 0:
+            if name == "dense" and not c.dense_used:
                 continue
+            column = c.features[:, FEATURES.index(name)]
             votes += 1
-            won += column[row] >= column.max()
+            won += column.max(initial=0.0) > 0 and column[row] >= column.max()
         return won / votes if votes else 0.0
 
     def _against_runner_up(self, c: "Candidates", ev: Evidence, scored: list[tuple[float, int]]) -> Evidence:

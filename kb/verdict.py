@@ -163,18 +163,36 @@ def decide(model: ConfidenceModel, top: Evidence | None, confidence: float, ctx:
     return Verdict("maybe" if kind == "answer" else kind, veto or _doubt(model, top, ctx))
 
 
-VETOES = ("exc_unknown", "platform_conflict", "facts_contradicted")
-"""Evidence that rules an answer out whatever the scores say: the paste's error type is in no article, it
-is about another platform, or its numbers contradict the article's condition. None of the eval's right
-answers carries any of them (scripts/fit_confidence.py prints the counts)."""
+UNKNOWN_VETO = 0.6
+
+
+def vetoed(ev: Evidence) -> str | None:
+    """The evidence that rules an answer out whatever the scores say, or None.
+
+    No word of the paste is in the article (only the embedding finds it close); most of the
+    paste's distinctive words are in no article; its error type is in no article; it is about
+    another platform; its numbers contradict the article's condition. None of the eval's right
+    answers carries any of them (the largest unknown share among them is 0.50). They matter most
+    where the eval has no examples: a paste about something else entirely.
+    """
+    if ev.lexical <= 0 and ev.expansion <= 0:
+        return "no_words"
+    if ev.unknown >= UNKNOWN_VETO:
+        return "mostly_unknown"
+    if ev.exc_unknown:
+        return "exc_unknown"
+    if ev.platform_conflict:
+        return "platform_conflict"
+    if ev.facts < 0:
+        return "facts_contradicted"
+    return None
 
 
 def _veto(ev: Evidence, ctx: Context) -> str | None:
-    for name in VETOES:
-        sentence = _DOUBTS[name](ev, ctx)
-        if sentence:
-            return sentence
-    return None
+    name = vetoed(ev)
+    if name is None:
+        return None
+    return _DOUBTS[name](ev, ctx) or "the closest article does not fit this paste"
 
 
 def _support(ev: Evidence, ctx: Context) -> str:
@@ -210,6 +228,10 @@ def _words(items: tuple[str, ...]) -> str:
 
 
 _DOUBTS = {
+    "no_words": lambda e, c: "no word of the paste appears in the closest article; it is only loosely similar",
+    "mostly_unknown": lambda e, c: (
+        f"most distinctive words of the paste, such as {_words(c.unknown_words)}, appear in no article"
+        if c.unknown_words else "most distinctive words of the paste appear in no article"),
     "exc_unknown": lambda e, c: e.exc_unknown and c.exception
     and f"the error type `{c.exception}` does not appear in any article",
     "exc_match": lambda e, c: e.exc_match < 0 and c.exception

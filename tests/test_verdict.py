@@ -104,3 +104,12 @@ def test_eval_floors_per_kind(bundled):
         assert got[kind] >= floor, (kind, got[kind])
     for name, floor in TRUST_FLOOR.items():
         assert report.confidence[name] >= floor, (name, report.confidence[name])
+
+
+def test_a_question_about_something_else_entirely_is_never_an_answer(kb):
+    """The fixture corpus is five articles: the only 'evidence' for a cake recipe is a faint embedding similarity."""
+    for q in ["how do I bake a chocolate cake for my grandmother", "我家的猫不吃饭怎么办",
+              "panic: runtime error: index out of range [3] with length 3\n\ngoroutine 1 [running]:\nmain.main()"]:
+        resp = kb.search(q)
+        assert resp.verdict != "answer", (q, resp.reason)
+        assert resp.reason
