@@ -17,10 +17,40 @@ def title(text: str) -> str:
     return _style(text, bold=True)
 
 
-def confidence_words(confident: bool, confidence: float) -> str:
-    if confident:
-        return "confident match" if confidence >= 0.8 else "likely match"
-    return "possible match" if confidence >= 0.25 else "weak match"
+ADD_HINT = ("Add one: write a Markdown article (see corpus/AUTHORING.md) and run `kb ingest FILE`, "
+            "or POST it to /v1/articles.")
+
+
+def verdict_of(data: dict) -> tuple[str, str]:
+    """(verdict, reason) as the core decided them; a server too old to send a verdict only has `confident`."""
+    verdict = data.get("verdict")
+    if verdict not in ("answer", "maybe", "none"):
+        verdict = "answer" if data.get("confident") else "maybe"
+    return verdict, (data.get("reason") or "").strip()
+
+
+def verdict_header(verdict: str, reason: str) -> str:
+    """The first line of an answer: the core's verdict and its reason, in words."""
+    if verdict == "answer":
+        return f"Answer (confident): {reason}" if reason else "Answer (confident)"
+    if verdict == "maybe":
+        return f"Possible match — check it against your error: {reason}" if reason else "Possible match — check it against your error"
+    return (f"No article in the knowledge base covers this error ({reason})." if reason
+            else "No article in the knowledge base covers this error.")
+
+
+def result_label(verdict: str, index: int) -> str:
+    """What a result is: the verdict names the top one; every other result is only related."""
+    if index > 1:
+        return "related"
+    return {"answer": "answer", "maybe": "possible match"}.get(verdict, "related, not a match")
+
+
+def percent(confidence) -> str:
+    try:
+        return f"{round(float(confidence) * 100)}%"
+    except (TypeError, ValueError):
+        return "?%"
 
 
 def _trim(text: str, lines: int) -> str:
@@ -31,26 +61,29 @@ def _trim(text: str, lines: int) -> str:
 
 
 def answer(data: dict, full: bool = False) -> None:
+    """Render the core's verdict (`verdict`, `reason`) and the results; no thresholds of our own."""
     results = data.get("results", [])
-    if not results:
-        click.echo("No articles in the index matched. Try a different error line, or add an article.")
-        return
-    if not data.get("confident"):
-        click.echo(_style("No confident answer: none of these articles clearly explains this error. Closest:", fg="yellow"))
+    verdict, reason = verdict_of(data)
+    colour = {"answer": "green", "maybe": "yellow"}.get(verdict, "red")
+    click.echo(_style(verdict_header(verdict, reason), fg=colour, bold=True))
+    if verdict == "none" and results:
+        click.echo(_style("Related, not a match:", fg="yellow"))
     for i, r in enumerate(results, 1):
-        words = confidence_words(data.get("confident", False) and i == 1, r.get("confidence", 0.0))
+        label = result_label(verdict, i)
         click.echo(f"\n{_style(str(i) + '.', fg='cyan')} {title(r['title'])}  "
-                   f"{_style('[' + r['article_id'] + ']', dim=True)}  {words} ({r['score']:.2f})")
+                   f"{_style('[' + r['article_id'] + ']', dim=True)}  {label} · {percent(r.get('confidence', 0.0))}")
         if r.get("matched_error"):
             click.echo(f"   matched: {_style(r['matched_error'][:200], fg='red')}")
-        limit = 10_000 if full else (12 if i == 1 else 3)
+        lead = i == 1 and verdict != "none"
+        limit = 10_000 if full else (12 if lead else 3)
         if r.get("root_cause"):
             click.echo(_style("   Root cause:", fg="magenta"))
             click.echo(textwrap.indent(_trim(r["root_cause"], limit), "     "))
-        if r.get("fix"):
+        # a fix is shown for what may be the answer; for a related article it is one `kb show` away
+        if r.get("fix") and (lead or full):
             click.echo(_style("   Fix:", fg="green"))
-            click.echo(textwrap.indent(_trim(r["fix"], limit + 8 if i == 1 else limit), "     "))
-        if not r.get("root_cause") and not r.get("fix"):
+            click.echo(textwrap.indent(_trim(r["fix"], limit + 8 if lead else limit), "     "))
+        if not r.get("root_cause") and not (r.get("fix") and (lead or full)):
             click.echo(textwrap.indent(_trim(r.get("snippet", ""), 4), "     "))
         meta = ", ".join(r.get("tags", []))
         if r.get("source"):
@@ -59,7 +92,10 @@ def answer(data: dict, full: bool = False) -> None:
             click.echo(_style(f"   {meta}", dim=True))
     if data.get("expanded_terms"):
         click.echo(_style(f"\nglossary terms used: {', '.join(data['expanded_terms'])}", dim=True))
-    click.echo(_style("`kb show ID` prints a whole article.", dim=True))
+    if results:
+        click.echo(_style("`kb show ID` prints a whole article.", dim=True))
+    if verdict == "none":
+        click.echo(ADD_HINT)
 
 
 class Progress:
