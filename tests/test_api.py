@@ -53,6 +53,21 @@ def test_search_contract(client):
     assert "NCCL_P2P_DISABLE=1" in top["fix"] and len(body["results"]) <= 3
 
 
+@pytest.mark.parametrize("query", [
+    "NCCL watchdog caught collective operation timeout",
+    "npm ERR! code ERESOLVE unable to resolve dependency tree",
+    "how do I bake a chocolate cake for my grandmother",
+    "训练卡住了，日志一直刷 Invalidate trace cache @ step 12: expected module 3, but got module 7",
+])
+def test_search_carries_the_cores_verdict_and_reason(client, kb, query):
+    body = client.post("/v1/search", json={"query": query, "top_k": 3}).json()
+    assert body["verdict"] in ("answer", "maybe", "none")
+    assert isinstance(body["reason"], str) and body["reason"].strip()
+    assert body["confident"] == (body["verdict"] == "answer")
+    core = kb.search(query, top_k=3)  # the API passes the core's verdict through, unchanged
+    assert (body["verdict"], body["reason"], body["confident"]) == (core.verdict, core.reason, core.confident)
+
+
 @pytest.mark.parametrize(
     "payload, status, words",
     [
