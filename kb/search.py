@@ -29,7 +29,7 @@ from .embed import Encoder, compute_threads
 from .errors import NotFoundError, QueryError, QueryTooLargeError
 from .glossary import Glossary
 from .ingest import detect_lang
-from .signature import Signature, extract, frame_calls
+from .signature import GENERIC_LINE, Signature, extract, focus, frame_calls
 from .facts import check, extract_facts, parse_condition
 from .store import Manifest, connect
 from .text import clean
@@ -39,6 +39,9 @@ from .verdict import ConfidenceModel, Context, Evidence, Verdict, decide
 DENSE_CANDIDATES = 100
 POOL_PER_SIGNAL = 30
 TEMPLATE_DECAY = 0.5
+GENERIC_LINE_WEIGHT = 0.5
+"""An article's generic line (kb.signature.GENERIC_LINE: a hint, a launcher summary) counts this much of a
+real error line in a template match, so `matched_error` shows the real error line whenever one matches."""
 DENSE_QUERY_CHARS = 600
 """The signature text puts the exception and the user's words first; past this the model adds latency, not signal."""
 _WORD = re.compile(r"<[A-Z]+>|[A-Za-z_][A-Za-z0-9_.]*|[\u4e00-\u9fff]+")
@@ -247,8 +250,10 @@ class Searcher:
         self.chunk_ids = chunk_ids
         self.exact_templates: dict[str, list[tuple[int, int]]] = {}
         self.template_words: list[list[frozenset[str]]] = []
+        self.line_weight: list[list[float]] = []
         for ai, a in enumerate(self.articles):
             self.template_words.append([_words(t) for t in a.templates])
+            self.line_weight.append([GENERIC_LINE_WEIGHT if GENERIC_LINE.search(t) else 1.0 for t in a.templates])
             for li, t in enumerate(a.templates):
                 self.exact_templates.setdefault(t, []).append((ai, li))
         self.template_articles = {t: len({ai for ai, _ in places}) for t, places in self.exact_templates.items()}
@@ -285,8 +290,9 @@ class Searcher:
         qwords = [(t, _words(t), 1.0 / (1.0 + TEMPLATE_DECAY * i)) for i, t in enumerate(sig.templates[:20])]
         for t, _, weight in qwords:
             for ai, li in self.exact_templates.get(t, ()):
-                if ai not in excluded and weight > found.get(ai, (0.0, -1))[0]:
-                    found[ai] = (weight, li)
+                strength = weight * self.line_weight[ai][li]
+                if ai not in excluded and strength > found.get(ai, (0.0, -1))[0]:
+                    found[ai] = (strength, li)
         for ai in candidates:
             if ai in excluded:
                 continue
@@ -299,8 +305,8 @@ class Searcher:
                         continue
                     overlap = len(qw & aw)
                     strength = overlap / max(len(qw), min(len(aw), 8))
-                    if strength >= 0.5 and strength * weight > best[0]:
-                        best = (strength * weight, li)
+                    if strength >= 0.5 and strength * weight * self.line_weight[ai][li] > best[0]:
+                        best = (strength * weight * self.line_weight[ai][li], li)
             if best[0] > 0:
                 found[ai] = best
         return found
@@ -344,7 +350,7 @@ class Searcher:
         evaluation asks what kb says when the right article is missing).
         """
         query = validate_query(query)
-        sig = extract(query)
+        sig = focus(extract(query))
         qtext = sig.text() or query[:2000]
         q_tokens = self.tokenizer(qtext)
         q_lang = detect_lang(sig.prose or qtext)

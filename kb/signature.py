@@ -15,7 +15,7 @@ import re
 from itertools import accumulate, islice
 from dataclasses import dataclass
 
-__all__ = ["Signature", "extract", "mask", "is_error_line"]
+__all__ = ["Signature", "extract", "mask", "is_error_line", "focus", "frame_calls", "GENERIC_LINE"]
 
 MAX_LINE = 2000  # chars of one line that are analysed (and masked)
 MAX_TEXT = 512 * 1024  # chars of one paste that are analysed (head + tail)
@@ -1701,3 +1701,31 @@ def frame_calls(text: str) -> tuple[str, ...]:
         if len(seen) >= MAX_CALL_FRAMES:
             break
     return tuple(seen)
+
+
+# ---------------------------------------------------------------------------
+# focus(): drop the launcher's noise when the paste has a real error
+# ---------------------------------------------------------------------------
+
+GENERIC_LINE = re.compile(
+    r"TORCH_DISTRIBUTED_DEBUG|TORCH_SHOW_CPP_STACKTRACES|CUDA_LAUNCH_BLOCKING=1|closing signal SIG|"
+    r"ChildFailedError|failed \(exitcode|^exitcode: |Root Cause \(first observed failure\)|exits with return code|"
+    r"Preparing metadata|subprocess-exited-with-error|Failed (?:to build|building wheel)|"
+    r"This error originates from a subprocess|Traceback \(most recent call last\)", re.I)
+"""Lines that launchers, pip and PyTorch print around many different failures: a debugging hint, a
+`ChildFailedError` summary, a SIGTERM to the other ranks, pip's wheel-build epilogue."""
+
+
+def focus(sig: Signature) -> Signature:
+    """The signature without its generic lines, when it has any other signal line.
+
+    Why: a real error followed by a long tail of launcher noise (SIGTERM to the other ranks, the
+    torchrun failure summary) otherwise ranks the article about that noise above the one about
+    the error. A paste that holds nothing but the summary keeps it: then it is the signal.
+    """
+    keep = [i for i, line in enumerate(sig.lines) if not GENERIC_LINE.search(line)]
+    if not keep or len(keep) == len(sig.lines) or len(sig.lines) != len(sig.templates):
+        return sig
+    return Signature(sig.exception if not GENERIC_LINE.search(sig.exception or "") else None, sig.message,
+                     tuple(sig.lines[i] for i in keep), tuple(sig.templates[i] for i in keep), sig.components,
+                     sig.prose)

@@ -113,3 +113,36 @@ def test_a_question_about_something_else_entirely_is_never_an_answer(kb):
         resp = kb.search(q)
         assert resp.verdict != "answer", (q, resp.reason)
         assert resp.reason
+
+
+NOISY_TAIL = """[rank1]: Traceback (most recent call last):
+[rank1]:   File "/home/ana/train_fsdp.py", line 88, in <module>
+[rank1]:     model = accelerator.prepare(model)
+[rank1]:   File "/opt/conda/lib/python3.11/site-packages/torch/distributed/fsdp/_flat_param.py", line 757, in _validate_tensors_to_flatten
+[rank1]:     raise ValueError(
+[rank1]: ValueError: Must flatten tensors with uniform dtype but got torch.bfloat16 and torch.float32
+W1118 15:20:09.114000 3012 torch/distributed/elastic/multiprocessing/api.py:897] Sending process 3045 closing signal SIGTERM
+W1118 15:20:09.115000 3012 torch/distributed/elastic/multiprocessing/api.py:897] Sending process 3046 closing signal SIGTERM
+E1118 15:20:10.310000 3012 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: 1) local_rank: 1 (pid: 3044) of binary: /home/ana/.venv/bin/python
+Traceback (most recent call last):
+  File "/home/ana/.venv/bin/accelerate", line 8, in <module>
+    sys.exit(main())
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+============================================================
+train_fsdp.py FAILED
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2025-11-18_15:20:09
+  host      : gpu-node-2
+  rank      : 1 (local_rank: 1)
+  exitcode  : 1 (pid: 3044)
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+============================================================
+"""
+
+
+def test_the_real_error_wins_over_a_long_tail_of_launcher_noise_and_is_the_matched_line(bundled):
+    top = bundled.search(NOISY_TAIL).results[0]
+    assert top.article_id == "fsdp-uniform-dtype-bf16-fp32"
+    assert top.matched_error and "Must flatten tensors with uniform dtype" in top.matched_error
