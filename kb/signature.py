@@ -572,9 +572,9 @@ def _tb_run_regexes(prefix: str, indent: int) -> tuple[re.Pattern[str], re.Patte
 
 
 _EXC_TB = re.compile(r"(?P<type>(?:[A-Za-z_]\w{0,100}\.){0,12}[A-Za-z_]\w{0,100})(?::(?:[ \t]*)(?P<msg>.*))?$")
-_EXC_FREE = re.compile(
-    r"(?P<type>(?:[A-Za-z_]\w{0,100}\.){0,12}[A-Za-z_]\w{0,100}"
-    r"(?:Error|Exception|Exit|Interrupt|Failure|Fault))(?::[ \t]*(?P<msg>.*))?$"
+_EXC_FREE = re.compile(  # a bare `Exception: msg` too: `raise Exception(...)` is common in user code
+    r"(?P<type>(?:[A-Za-z_]\w{0,100}\.){0,12}(?:[A-Za-z_]\w{0,100}"
+    r"(?:Error|Exception|Exit|Interrupt|Failure|Fault)|Exception(?=:[ \t]*\S)))(?::[ \t]*(?P<msg>.*))?$"
 )
 _EXC_INLINE = re.compile(
     r"(?<![\w.])(?P<type>(?:[A-Za-z_]\w{0,100}\.){0,12}[A-Za-z_]\w{0,100}(?:Error|Exception)): "

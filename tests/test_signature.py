@@ -1412,3 +1412,10 @@ def test_adversarial_inputs_finish(text: str) -> None:
     m = mask(text)
     assert mask(m) == m
     assert isinstance(is_error_line(text), bool)
+
+
+def test_a_bare_exception_line_is_the_error():
+    sig = extract("loading shards: 100%|██████████| 4/4\nException: Expected all tensors to be on the same device")
+    assert sig.exception == "Exception"
+    assert sig.lines == ("Exception: Expected all tensors to be on the same device",)
+    assert extract("Exceptional circumstances, really").lines == ()
