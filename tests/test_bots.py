@@ -37,6 +37,27 @@ ZERO3_QUERY = "训练卡住了，日志一直刷 Invalidate trace cache @ step 1
 ZERO3_TITLE = "ZeRO-3 训练停滞：Invalidate trace cache 警告刷屏"
 ZERO3_FIX = "use_vllm: true"
 OFF_TOPIC = "how do I bake a chocolate cake for my grandmother"
+# Errors from another ecosystem: the fixture corpus has no article for them (the core's verdict is `none`).
+NONE_EN = "npm ERR! code ERESOLVE unable to resolve dependency tree"
+NONE_ZH = "前端构建报错：npm ERR! code ERESOLVE unable to resolve dependency tree"
+NONE_WORDS_EN = ("No article in the knowledge base covers this error", "Related, not a match",
+                 "write a Markdown article (see corpus/AUTHORING.md) and run `kb ingest FILE`", "/v1/articles")
+NONE_WORDS_ZH = ("知识库里没有针对这个报错的文章", "相关但不是同一问题", "kb ingest 文件", "/v1/articles")
+
+
+def core_verdict_none(kb, query: str) -> str:
+    """The core's own verdict for `query` must be `none` (the bots only render it); returns its reason."""
+    response = kb.search(query, top_k=3)
+    assert response.verdict == "none" and not response.confident, (query, response.verdict, response.reason)
+    return response.reason
+
+
+def assert_none_wording(text: str, reason: str, lang: str = "en") -> None:
+    for words in (NONE_WORDS_ZH if lang == "zh" else NONE_WORDS_EN):
+        assert words in text, (words, text)
+    assert reason in text
+    for old in ("None of the articles clearly matches", "Confidence: high", "Maybe:"):
+        assert old not in text
 
 
 # -- a fake platform on loopback ------------------------------------------------
@@ -271,15 +292,19 @@ def test_slack_slash_command_acks_then_answers_via_response_url(make_client, fak
     assert searches == [NCCL_ERROR]
 
 
-def test_slack_slash_command_unsure_answer_is_ephemeral_and_honest(make_client, fake):
+def test_slack_none_verdict_says_no_article_and_how_to_add_one(make_client, fake, kb):
+    reason = core_verdict_none(kb, NONE_EN)
     client = make_client(slack_signing_secret=SLACK_SECRET, slack_api_base=fake.url)
-    body = slash_body(OFF_TOPIC, f"{fake.url}/commands/T0001/2/def")
+    body = slash_body(NONE_EN, f"{fake.url}/commands/T0001/2/def")
     r = client.post("/bots/slack/commands", content=body, headers=slack_headers(body))
     assert r.status_code == 200
     (posted,) = fake.wait_for("/commands/T0001/2/def")
-    assert posted["json"]["response_type"] == "ephemeral"
-    assert "None of the articles clearly matches" in posted["json"]["text"]
-    assert "Maybe" in posted["json"]["text"]
+    msg = posted["json"]
+    assert msg["response_type"] == "ephemeral"  # not confident: only the asker sees it
+    assert msg["text"].startswith(f"No article in the knowledge base covers this error ({reason}).")
+    assert_none_wording(msg["text"], reason)
+    assert all(b["type"] == "section" for b in msg["blocks"])
+    assert "kb ingest FILE" in msg["blocks"][-1]["text"]["text"]
 
 
 def test_slack_slash_command_empty_text_and_foreign_response_url(make_client, fake, searches):
@@ -412,8 +437,21 @@ def test_mattermost(make_client, searches):
                     headers={**form, "Authorization": f"Token {MM_TOKEN}"})
     assert r.status_code == 200
     assert r.json()["response_type"] == "ephemeral"
-    assert "None of the articles clearly matches" in r.json()["text"]
+    assert "No article in the knowledge base covers this error" in r.json()["text"]
     assert searches == [NCCL_ERROR, OFF_TOPIC]
+
+
+def test_mattermost_none_verdict_says_no_article_and_how_to_add_one(make_client, kb):
+    reason = core_verdict_none(kb, NONE_EN)
+    client = make_client(mattermost_token=MM_TOKEN, public_url="https://kb.example.com/")
+    r = client.post("/bots/mattermost", content=mm_body(NONE_EN), headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert r.status_code == 200
+    assert r.json()["response_type"] == "ephemeral"
+    text = r.json()["text"]
+    assert text.startswith(f"No article in the knowledge base covers this error ({reason}).")
+    assert_none_wording(text, reason)
+    assert "1. Related, not a match: **" in text and "(Confidence: " in text
+    assert "[Full article](https://kb.example.com/articles/" in text  # the related articles stay one click away
 
 
 # -- DingTalk -----------------------------------------------------------------
@@ -451,6 +489,18 @@ def test_dingtalk_answers_in_the_response(make_client, searches):
     assert "根本原因" in reply["markdown"]["text"]
     assert "/articles/zero3-trace-cache" in reply["markdown"]["text"]  # relative: no KB_PUBLIC_URL set
     assert searches == [ZERO3_QUERY]
+
+
+def test_dingtalk_none_verdict_in_chinese(make_client, kb):
+    reason = core_verdict_none(kb, NONE_ZH)
+    client = make_client(dingtalk_app_secret=DT_SECRET)
+    r = client.post("/bots/dingtalk", content=dt_body(NONE_ZH), headers=dt_headers())
+    assert r.status_code == 200
+    reply = r.json()
+    assert reply["msgtype"] == "markdown"
+    assert reply["markdown"]["title"].startswith("知识库里没有针对这个报错的文章")
+    assert reply["markdown"]["text"].startswith(f"知识库里没有针对这个报错的文章（{reason}）。")
+    assert_none_wording(reply["markdown"]["text"], reason, "zh")
 
 
 @pytest.mark.parametrize("case", ["wrong_secret", "stale", "future", "missing_sign", "missing_timestamp", "bad_timestamp"])
@@ -601,6 +651,21 @@ def test_feishu_plain_message_without_encrypt_key(make_client, fake, searches):
     assert searches == [ZERO3_QUERY]
 
 
+def test_feishu_none_verdict_in_chinese(make_client, fake, kb):
+    reason = core_verdict_none(kb, NONE_ZH)
+    client = make_client(**feishu_settings(fake, encrypt_key=None))
+    r = client.post("/bots/feishu", json=feishu_message_event(NONE_ZH, event_id="ev-none"))
+    assert r.status_code == 200
+    (sent,) = fake.wait_for("/im/v1/messages")
+    post = json.loads(sent["json"]["content"])["zh_cn"]
+    rows = ["".join(el["text"] for el in row) for row in post["content"]]
+    assert rows[0] == f"知识库里没有针对这个报错的文章（{reason}）。"
+    assert rows[1].startswith("1. 相关但不是同一问题：") and "(把握：" in rows[1]
+    assert rows[-1].startswith("如何补充：")
+    assert_none_wording("\n".join(rows), reason, "zh")
+    assert post["title"] == ""  # no article title presented as the answer
+
+
 @pytest.mark.parametrize("case", ["wrong_key", "missing_signature", "missing_nonce", "tampered", "wrong_token", "undecryptable"])
 def test_feishu_bad_requests_are_refused_without_searching(make_client, fake, searches, case):
     client = make_client(**feishu_settings(fake))
@@ -737,6 +802,22 @@ def test_wecom_text_message_answered_via_message_send(make_client, fake, searche
     assert searches == [query]
 
 
+def test_wecom_none_verdict_says_no_article(make_client, fake, kb):
+    reason = core_verdict_none(kb, NONE_ZH)
+    client = make_client(**wecom_settings(fake), public_url="https://kb.example.com")
+    assert wecom_post(client, wecom_text_xml(NONE_ZH, msg_id="99")).status_code == 200
+    (sent,) = fake.wait_for("/message/send")
+    content = sent["json"]["markdown"]["content"]
+    assert content.startswith(f"知识库里没有针对这个报错的文章（{reason}）。")
+    assert_none_wording(content, reason, "zh")
+    assert len(content.encode()) <= 2048
+    # and in English, for an English message
+    reason_en = core_verdict_none(kb, NONE_EN)
+    assert wecom_post(client, wecom_text_xml(NONE_EN, msg_id="100")).status_code == 200
+    content = fake.wait_for("/message/send", count=2)[1]["json"]["markdown"]["content"]
+    assert_none_wording(content, reason_en)
+
+
 @pytest.mark.parametrize("case", ["tampered", "wrong_token", "wrong_corp", "doctype", "missing_signature"])
 def test_wecom_bad_posts_are_refused_without_searching(make_client, fake, searches, case):
     client = make_client(**wecom_settings(fake))
@@ -770,8 +851,9 @@ def result(article_id="a1", title="Title", root_cause="", fix="", snippet="", co
                            root_cause=root_cause, fix=fix, snippet=snippet, source=None, tags=[], matched_error=None)
 
 
-def response(*results, confident=True):
-    return SimpleNamespace(results=list(results), confident=confident)
+def response(*results, confident=True, verdict=None, reason="the error line matches the article's"):
+    verdict = verdict or ("answer" if confident else "maybe")
+    return SimpleNamespace(results=list(results), confident=confident, verdict=verdict, reason=reason)
 
 
 def test_formatter_language_follows_the_message():
@@ -780,15 +862,28 @@ def test_formatter_language_follows_the_message():
     resp = response(result(root_cause="The cause.", fix="The fix."))
     en = fmt.to_mattermost(fmt.build_answer(resp, "RuntimeError: x"))
     zh = fmt.to_mattermost(fmt.build_answer(resp, "报错 RuntimeError: x"))
-    assert "Root cause" in en and "Fix" in en and "Confidence: high" in en and "Full article" in en
-    assert "根本原因" in zh and "解决办法" in zh and "把握：高" in zh and "查看全文" in zh
+    assert "Root cause" in en and "Fix" in en and "Full article" in en
+    assert "Confident answer (95%): the error line matches the article's" in en
+    assert "根本原因" in zh and "解决办法" in zh and "查看全文" in zh
+    assert "有把握的答案（95%）：the error line matches the article's" in zh
 
 
-def test_formatter_confidence_in_plain_words():
-    assert fmt.confidence_words(0.97, "en")[0] == "high"
-    assert fmt.confidence_words(0.7, "en")[0] == "medium"
-    assert fmt.confidence_words(0.4, "en")[0] == "low"
-    assert fmt.confidence_words(0.05, "zh")[0] == "很低"
+def test_formatter_wording_follows_the_verdict_not_the_number():
+    """No thresholds in the bots: a low number under an `answer` is still the answer, a high one under `none` is not."""
+    low = response(result(root_cause="The cause.", fix="The fix.", confidence=0.05), reason="why")
+    answer = fmt.build_answer(low, "err")
+    assert answer.kind == "answer" and answer.confident
+    assert "Confident answer (5%): why" in fmt.to_mattermost(answer)
+    high = response(result(root_cause="The cause.", fix="The fix.", confidence=0.99), confident=False, verdict="none",
+                    reason="the error type `FooError` does not appear in any article")
+    none = fmt.build_answer(high, "err")
+    assert none.kind == "none" and not none.confident
+    text = fmt.to_mattermost(none)
+    assert text.startswith("No article in the knowledge base covers this error "
+                           "(the error type `FooError` does not appear in any article).")
+    assert "1. Related, not a match: **Title** (Confidence: 99%)" in text
+    assert "The fix." not in text and "kb ingest FILE" in text
+    assert not hasattr(fmt, "confidence_words")
 
 
 def test_formatter_links_absolute_or_relative():
@@ -824,17 +919,26 @@ def test_formatter_trims_long_code_and_points_to_the_article():
 def test_formatter_is_honest_when_not_confident():
     resp = response(result("a", "First guess", root_cause="Maybe this.", fix="Do X.", confidence=0.2),
                     result("b", "Second guess", snippet="Some text.", confidence=0.1),
-                    result("c", "Third guess", confidence=0.05), confident=False)
+                    result("c", "Third guess", confidence=0.05), confident=False, reason="only some words match")
     answer = fmt.build_answer(resp, "some error")
     assert answer.kind == "maybe" and not answer.confident and len(answer.items) == 2
     text = fmt.to_mattermost(answer)
-    assert text.startswith("None of the articles clearly matches this error")
-    assert "Maybe" in text and "First guess" in text and "Second guess" in text and "Third guess" not in text
+    assert text.startswith("Possible match — check it against your error: only some words match")
+    assert "1. Possible match: **First guess**" in text and "2. Related: **Second guess**" in text
+    assert "Third guess" not in text
     assert "Do X." not in text  # no fix presented as if it were the answer
     zh = fmt.to_mattermost(fmt.build_answer(resp, "这个报错怎么办"))
-    assert "没有哪篇文章能明确对上这个报错" in zh and "可能相关" in zh
-    nothing = fmt.to_mattermost(fmt.build_answer(response(confident=False), "x"))
-    assert "No article in the knowledge base matches" in nothing
+    assert zh.startswith("可能是这篇，请先核对它和你的报错是否一致：only some words match")
+    assert "可能匹配" in zh and "2. 相关：" in zh
+    # `none` in both languages, with and without related articles
+    for lang, query in (("en", "some error"), ("zh", "这个报错怎么办")):
+        none = fmt.build_answer(response(*resp.results, confident=False, verdict="none", reason="r0"), query)
+        assert_none_wording(fmt.to_mattermost(none), "r0", lang)
+        for render in (lambda a: fmt.to_slack(a)["text"], lambda a: fmt.to_dingtalk(a)["markdown"]["text"],
+                       lambda a: fmt.to_wecom(a)["markdown"]["content"], lambda a: fmt.to_feishu(a)["content"]):
+            assert_none_wording(render(none), "r0", lang)
+    nothing = fmt.to_mattermost(fmt.build_answer(response(confident=False, verdict="none", reason="r1"), "x"))
+    assert nothing.startswith("No article in the knowledge base covers this error (r1).") and "kb ingest FILE" in nothing
 
 
 HOSTILE = ("<!channel> @here @all @所有人 ping <@U024BE7LH> and <at user_id=\"all\">all</at> & "

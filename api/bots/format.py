@@ -25,8 +25,9 @@ from urllib.parse import quote
 CODE_MAX_LINES = 12
 CODE_MAX_CHARS = 900
 TEXT_MAX_CHARS = 600          # root cause / fix prose of the answer
-MAYBE_TEXT_MAX_CHARS = 220    # the one-line root cause of a "maybe" candidate
-MAYBE_COUNT = 2
+MAYBE_TEXT_MAX_CHARS = 220    # the one-line root cause of a "maybe" or "none" candidate
+MAYBE_COUNT = 2               # candidates listed when the verdict is not "answer"
+REASON_MAX_CHARS = 300        # the core's one-line reason (it may quote an article's error line)
 WECOM_MAX_BYTES = 2048        # message/send markdown.content limit
 SLACK_SECTION_MAX = 3000      # a section block's text limit
 
@@ -46,15 +47,16 @@ _WORDS = {
         "fix": "Fix",
         "excerpt": "From the article",
         "full_article": "Full article",
-        "maybe": "Maybe",
         "confidence": "Confidence",
-        "levels": [(0.85, "high", "this article very likely explains your error"),
-                   (0.6, "medium", "this article probably explains your error"),
-                   (0.3, "low", "this article may be related"),
-                   (0.0, "very low", "probably not the same problem")],
-        "headline_none_match": "None of the articles clearly matches this error. The closest ones, maybe:",
-        "tail_none_match": "If none of these fit, the knowledge base may not cover this error yet.",
-        "headline_nothing": "No article in the knowledge base matches this error yet.",
+        "answer_foot": "Confident answer",
+        "possible": "Possible match",
+        "related": "Related",
+        "related_not_match": "Related, not a match",
+        "headline_maybe": "Possible match — check it against your error",
+        "tail_maybe": "If it does not fit, the knowledge base may not cover this error yet.",
+        "headline_none": "No article in the knowledge base covers this error",
+        "how_to_add": "To add one: write a Markdown article (see corpus/AUTHORING.md) and run `kb ingest FILE`, "
+                      "or POST it to /v1/articles.",
         "headline_empty": "Paste an error message, a traceback or a question after the command, "
                           "e.g. `/kb CUDA out of memory during evaluation`.",
         "headline_error": "kb could not search right now",
@@ -67,15 +69,16 @@ _WORDS = {
         "fix": "解决办法",
         "excerpt": "文章摘录",
         "full_article": "查看全文",
-        "maybe": "可能相关",
         "confidence": "把握",
-        "levels": [(0.85, "高", "这篇文章很可能就是你遇到的问题"),
-                   (0.6, "中", "这篇文章大概率能解释你的报错"),
-                   (0.3, "低", "这篇文章可能相关"),
-                   (0.0, "很低", "多半不是同一个问题")],
-        "headline_none_match": "没有哪篇文章能明确对上这个报错。最接近的几篇，也许有用：",
-        "tail_none_match": "如果都不对，说明知识库可能还没有收录这个问题。",
-        "headline_nothing": "知识库里还没有与这个报错匹配的文章。",
+        "answer_foot": "有把握的答案",
+        "possible": "可能匹配",
+        "related": "相关",
+        "related_not_match": "相关但不是同一问题",
+        "headline_maybe": "可能是这篇，请先核对它和你的报错是否一致",
+        "tail_maybe": "如果对不上，说明知识库可能还没有收录这个问题。",
+        "headline_none": "知识库里没有针对这个报错的文章",
+        "how_to_add": "如何补充：按 corpus/AUTHORING.md 写一篇 Markdown 文章，然后运行 `kb ingest 文件`，"
+                      "或者 POST 到 /v1/articles。",
         "headline_empty": "请在命令后粘贴报错信息、traceback 或问题，例如 `/kb 评估时 CUDA out of memory`。",
         "headline_error": "kb 暂时无法搜索",
         "trimmed": "部分内容已截断，完整内容请看全文",
@@ -89,12 +92,9 @@ def words(lang: str) -> dict:
     return _WORDS["zh" if lang == "zh" else "en"]
 
 
-def confidence_words(confidence: float, lang: str) -> tuple[str, str]:
-    """(level, sentence) in plain words, e.g. ("high", "this article very likely explains your error")."""
-    for floor, level, sentence in words(lang)["levels"]:
-        if confidence >= floor:
-            return level, sentence
-    return words(lang)["levels"][-1][1:]
+def percent(confidence: float) -> str:
+    """A result's confidence as a number a person reads (no threshold turns it into words)."""
+    return f"{round(float(confidence) * 100)}%"
 
 
 def searching_text(lang: str) -> str:
@@ -117,8 +117,7 @@ class Item:
     title: str
     url: str
     confidence: float
-    level: str
-    level_sentence: str
+    label: str                  # what the verdict makes of it: possible match / related / related, not a match
     root_cause: list[Block] = field(default_factory=list)
     fix: list[Block] = field(default_factory=list)
     excerpt: list[Block] = field(default_factory=list)
@@ -126,16 +125,16 @@ class Item:
 
 @dataclass
 class Answer:
+    """kind: the core's verdict ("answer", "maybe", "none"), or "empty" / "error" when no search ran."""
+
     lang: Literal["zh", "en"]
-    kind: Literal["answer", "maybe", "nothing", "empty", "error"]
+    kind: Literal["answer", "maybe", "none", "empty", "error"]
     headline: str = ""
     items: list[Item] = field(default_factory=list)
     tail: str = ""
     trimmed: bool = False
-
-    @property
-    def confident(self) -> bool:
-        return self.kind == "answer"
+    reason: str = ""
+    confident: bool = False     # the core's `confident` (true exactly for the "answer" verdict)
 
     @property
     def title(self) -> str:
@@ -263,16 +262,14 @@ def _prepare(markdown: str, text_limit: int, code_note: str, *, prose_only: bool
     return out, trimmed
 
 
-def _item(result, lang: str, public_url: str, *, maybe: bool) -> tuple[Item, bool]:
+def _item(result, lang: str, public_url: str, *, maybe: bool, label: str = "") -> tuple[Item, bool]:
     w = words(lang)
-    level, sentence = confidence_words(float(result.confidence), lang)
     item = Item(
         article_id=result.article_id,
         title=defuse_mentions(_HTML_TAG.sub("", result.title or result.article_id)).strip() or result.article_id,
         url=article_url(public_url, result.article_id),
         confidence=float(result.confidence),
-        level=level,
-        level_sentence=sentence,
+        label=label,
     )
     if maybe:
         source = result.root_cause or result.snippet or ""
@@ -290,20 +287,49 @@ def _item(result, lang: str, public_url: str, *, maybe: bool) -> tuple[Item, boo
     return item, trimmed
 
 
+def verdict_of(response) -> tuple[str, str]:
+    """(verdict, reason) exactly as the core decided them; the reason made inert (it may quote an article)."""
+    verdict = getattr(response, "verdict", None)
+    if verdict not in ("answer", "maybe", "none"):  # a response from before verdicts: only `confident`
+        verdict = "answer" if response.confident else "maybe"
+    reason = _cut(" ".join(inert_prose(getattr(response, "reason", "") or "").split()), REASON_MAX_CHARS)[0]
+    return verdict, reason
+
+
+def _with_reason(headline: str, reason: str, lang: str, *, parenthesised: bool) -> str:
+    """"Headline (reason)." or "Headline: reason", with the punctuation of the message's language."""
+    zh = lang == "zh"
+    if parenthesised:
+        if not reason:
+            return headline + ("。" if zh else ".")
+        return f"{headline}（{reason}）。" if zh else f"{headline} ({reason})."
+    if not reason:
+        return headline
+    return f"{headline}：{reason}" if zh else f"{headline}: {reason}"
+
+
 def build_answer(response, query: str, public_url: str = "") -> Answer:
-    """The neutral answer for a `SearchResponse` (None: the query was empty)."""
+    """The neutral answer for a `SearchResponse` (None: the query was empty).
+
+    The wording follows the core's `verdict` and `reason`; no threshold on a confidence is kept here."""
     lang = detect_lang(query)
     w = words(lang)
     if response is None:
         return Answer(lang, "empty", headline=w["headline_empty"])
+    verdict, reason = verdict_of(response)
+    confident = bool(response.confident)
     results = list(response.results or [])
-    if not results:
-        return Answer(lang, "nothing", headline=w["headline_nothing"])
-    if response.confident:
-        item, trimmed = _item(results[0], lang, public_url, maybe=False)
-        return Answer(lang, "answer", items=[item], trimmed=trimmed)
-    items = [_item(r, lang, public_url, maybe=True)[0] for r in results[:MAYBE_COUNT]]
-    return Answer(lang, "maybe", headline=w["headline_none_match"], items=items, tail=w["tail_none_match"])
+    if verdict == "none" or not results:
+        items = [_item(r, lang, public_url, maybe=True, label=w["related_not_match"])[0] for r in results[:MAYBE_COUNT]]
+        return Answer(lang, "none", headline=_with_reason(w["headline_none"], reason, lang, parenthesised=True),
+                      items=items, tail=w["how_to_add"], reason=reason, confident=confident)
+    if verdict == "answer":
+        item, trimmed = _item(results[0], lang, public_url, maybe=False, label=w["answer_foot"])
+        return Answer(lang, "answer", items=[item], trimmed=trimmed, reason=reason, confident=confident)
+    items = [_item(r, lang, public_url, maybe=True, label=w["possible"] if i == 0 else w["related"])[0]
+             for i, r in enumerate(results[:MAYBE_COUNT])]
+    return Answer(lang, "maybe", headline=_with_reason(w["headline_maybe"], reason, lang, parenthesised=False),
+                  items=items, tail=w["tail_maybe"], reason=reason, confident=confident)
 
 
 def empty_answer(query: str = "") -> Answer:
@@ -317,6 +343,13 @@ def error_answer(query: str, detail: str) -> Answer:
 
 
 # -- rendering: one layout, per-platform syntax --------------------------------
+
+
+def answer_foot(answer: Answer) -> str:
+    """The line under an answer: the verdict, the top result's confidence as a number, the reason."""
+    item, c = answer.items[0], "：" if answer.lang == "zh" else ": "
+    pct = f"（{percent(item.confidence)}）" if answer.lang == "zh" else f" ({percent(item.confidence)})"
+    return f"{item.label}{pct}{c}{answer.reason}" if answer.reason else f"{item.label}{pct}"
 
 
 @dataclass(frozen=True)
@@ -347,7 +380,7 @@ def render_sections(answer: Answer, style: Style) -> list[list[str]]:
     """The answer as sections of lines, in `style`'s syntax. Every platform uses this layout."""
     w, c = answer.w, style.colon(answer.lang)
     sections: list[list[str]] = []
-    if answer.kind in ("empty", "nothing", "error"):
+    if answer.kind in ("empty", "error"):
         return [[style.escape(answer.headline)]]
     if answer.kind == "answer":
         item = answer.items[0]
@@ -364,18 +397,18 @@ def render_sections(answer: Answer, style: Style) -> list[list[str]]:
                 lines.append(style.bold(label + c.strip()))
                 lines.extend(parts)
         sections.append(lines)
-        foot = [f"{w['confidence']}{c}{item.level}{' — ' if answer.lang == 'en' else '——'}{item.level_sentence}"]
+        foot = [answer_foot(answer)]
         if answer.trimmed:
             foot.append(_plain_link(style, w["trimmed"], item.url))
         else:
             foot.append(_plain_link(style, w["full_article"], item.url))
         sections.append([style.escape(foot[0]), foot[1]])
         return sections
-    # maybe
+    # maybe / none: the verdict and its reason, then the closest articles as pointers
     sections.append([style.escape(answer.headline)])
     for n, item in enumerate(answer.items, 1):
-        head = (f"{n}. {style.escape(w['maybe'])}{style.escape(c)}{style.bold(style.escape(item.title))} "
-                f"({style.escape(w['confidence'] + c + item.level)})")
+        head = (f"{n}. {style.escape(item.label)}{style.escape(c)}{style.bold(style.escape(item.title))} "
+                f"({style.escape(w['confidence'] + c + percent(item.confidence))})")
         lines = [head]
         blocks = item.root_cause or item.excerpt
         label = w["root_cause"] if item.root_cause else w["excerpt"]
@@ -540,7 +573,7 @@ def feishu_post(answer: Answer) -> dict:
     w, c = answer.w, "：" if answer.lang == "zh" else ": "
     rows: list[list[dict]] = []
     title = answer.title if answer.kind == "answer" else ""
-    if answer.kind in ("empty", "nothing", "error"):
+    if answer.kind in ("empty", "error"):
         rows.append([_feishu_text(answer.headline)])
     elif answer.kind == "answer":
         item = answer.items[0]
@@ -548,14 +581,13 @@ def feishu_post(answer: Answer) -> dict:
             if blocks:
                 rows.append([_feishu_text(label + c, bold=True)])
                 rows.extend(_feishu_blocks(blocks))
-        sep = " — " if answer.lang == "en" else "——"
-        rows.append([_feishu_text(f"{w['confidence']}{c}{item.level}{sep}{item.level_sentence}")])
+        rows.append([_feishu_text(answer_foot(answer))])
         rows.append(_feishu_link(w["trimmed"] if answer.trimmed else w["full_article"], item.url))
     else:
         rows.append([_feishu_text(answer.headline)])
         for n, item in enumerate(answer.items, 1):
-            rows.append([_feishu_text(f"{n}. {w['maybe']}{c}"), _feishu_text(item.title, bold=True),
-                         _feishu_text(f" ({w['confidence']}{c}{item.level})")])
+            rows.append([_feishu_text(f"{n}. {item.label}{c}"), _feishu_text(item.title, bold=True),
+                         _feishu_text(f" ({w['confidence']}{c}{percent(item.confidence)})")])
             blocks = item.root_cause or item.excerpt
             if blocks:
                 label = w["root_cause"] if item.root_cause else w["excerpt"]
