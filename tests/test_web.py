@@ -5,7 +5,8 @@ Two layers:
   HTML / script / javascript: links come out escaped or dropped.
 - Browser tests (`slow`): a real uvicorn server over the fixture index and Debian's
   Chromium driven by Playwright — paste, Ctrl+Enter, read the card, copy the fix,
-  `/?q=` links, size limit, honest "no confident answer", API errors, the language
+  `/?q=` links, size limit, the core's verdict and reason in words (and for `none`: no article,
+  related articles, how to add one), API errors, the language
   switch, and XSS payloads that must stay inert on the article page and in the cards.
   Screenshots go to `test-artifacts/`. Skipped only when /usr/bin/chromium is absent.
 """
@@ -97,6 +98,28 @@ echo "<script>alert('code')</script>"
 ```
 """
 XSS_QUERY = "KbXssProbeError: the payload marker zq7f3a9 was rendered by the page renderer"
+
+# An error from another ecosystem: the fixture corpus has no article for it (the core's verdict is `none`).
+NONE_QUERY = "npm ERR! code ERESOLVE unable to resolve dependency tree"
+# What the page says for each verdict, (en, zh): the heading of #verdict and the top card's badge.
+VERDICT_WORDS = {
+    "answer": (("Confident answer", "Confident match"), ("有把握的答案", "有把握的答案")),
+    "maybe": (("Possible match — check it against your error", "Possible match"),
+              ("可能匹配：请先核对它和你的报错是否一致", "可能匹配")),
+    "none": (("The knowledge base has no article for this error", "Related, not a match"),
+             ("知识库里没有针对这个报错的文章", "相关但不是同一问题")),
+}
+
+
+def api_verdict(server, query: str) -> dict:
+    """What the API itself answers (the page must show exactly this verdict and reason)."""
+    body = httpx.post(server.url + "/v1/search", json={"query": query, "top_k": 5}, timeout=60).json()
+    assert body["verdict"] in VERDICT_WORDS and body["reason"]
+    return body
+
+
+def reason_text(reason: str) -> str:
+    return reason.replace("`", "")  # `code` spans are shown as <code>, without the backticks
 
 
 def _add_xss_article(post) -> None:
@@ -335,7 +358,11 @@ def test_paste_traceback_ctrl_enter_shows_the_answer(open_page, server):
     assert "ACS or IOMMU" in card.locator(".part.cause").inner_text()
     fix_code = card.locator(".part.fix pre code")
     assert fix_code.inner_text().strip() == "export NCCL_P2P_DISABLE=1"
-    assert page.locator("#no-confident").count() == 0
+    verdict = page.locator("#verdict")
+    assert verdict.get_attribute("data-verdict") == "answer"
+    assert verdict.locator("h3").inner_text() == "Confident answer"
+    assert verdict.locator(".verdict-reason").inner_text().startswith("Why: ")
+    assert page.locator("#how-to-add").count() == 0 and page.locator("#related-heading").count() == 0
 
     # this paste is over 2000 characters once URL-encoded: the link leaves it out and says so
     assert len(quote(NCCL_PASTE)) > 2000
@@ -416,7 +443,7 @@ def test_xss_article_is_inert_on_article_page_and_in_cards(open_page, server):
 
 @pytest.mark.slow
 @needs_chromium
-def test_limits_long_links_and_no_confident_answer(open_page):
+def test_limits_long_links_and_no_confident_answer(open_page, server):
     p = open_page()
     page = p.page
     page.goto("/")
@@ -443,12 +470,17 @@ def test_limits_long_links_and_no_confident_answer(open_page):
     assert "?q=" not in page.url
     assert "too long for a shareable link" in page.locator("#results .note").inner_text()
 
-    # nothing in the corpus explains it: say so, and list the closest as "maybe related"
-    notice = page.locator("#no-confident")
-    assert notice.is_visible()
-    assert "None of the articles clearly explains this error" in notice.inner_text()
+    # nothing in the corpus explains it: the page says what the core decided (not an answer), and why
+    body = api_verdict(server, long_query)
+    assert body["verdict"] != "answer" and not body["confident"]
+    notice = page.locator("#verdict")
+    assert notice.is_visible() and notice.get_attribute("data-verdict") == body["verdict"]
+    (heading, top_badge), _ = VERDICT_WORDS[body["verdict"]]
+    assert notice.locator("h3").inner_text() == heading
+    assert reason_text(body["reason"]) in notice.inner_text()
     badges = page.locator(".card .badge-word").all_inner_texts()
-    assert badges and set(badges) == {"Maybe related"}
+    assert badges[0] == top_badge and set(badges[1:]) <= {"Related"}
+    assert "Confident" not in page.locator("#results").inner_text()
     _shot(page, "web-search-not-confident.png")
     assert not p.errors, p.errors
 
@@ -496,7 +528,7 @@ def test_language_switch_persists_and_keyboard_works(open_page):
     # a short paste goes into the URL, so the result can be shared
     assert httpx.URL(page.url).params["q"] == "Invalidate trace cache @ step 812: expected module 12, but got module 640"
     assert page.locator("#results .note").count() == 0
-    assert card.locator(".badge-word").inner_text() == "很可能"
+    assert card.locator(".badge-word").inner_text() == "有把握的答案"
     assert card.locator(".part.cause h4").text_content() == "根本原因"
     _shot(page, "web-search-zh.png")
 
@@ -519,4 +551,73 @@ def test_language_switch_persists_and_keyboard_works(open_page):
     assert focused == "search-btn"
     outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
     assert outline == "solid"
+    assert not p.errors, p.errors
+
+
+@pytest.mark.slow
+@needs_chromium
+def test_none_verdict_says_no_article_shows_related_and_how_to_add(open_page, server):
+    body = api_verdict(server, NONE_QUERY)
+    assert body["verdict"] == "none" and body["results"], body  # the fixture corpus has no npm article
+    p = open_page()
+    page = p.page
+    page.goto("/?q=" + quote(NONE_QUERY))
+    notice = page.locator("#verdict")
+    notice.wait_for()
+    assert notice.get_attribute("data-verdict") == "none"
+    assert notice.locator("h3").inner_text() == "The knowledge base has no article for this error"
+    assert notice.locator(".verdict-reason").inner_text() == "Why: " + reason_text(body["reason"])
+    heading = page.locator("#related-heading")
+    assert heading.inner_text() == "Related, not a match"
+    cards = page.locator(".card")
+    assert cards.count() == min(3, len(body["results"]))
+    assert cards.first.get_attribute("data-article-id") == body["results"][0]["article_id"]
+    badges = page.locator(".card .badge-word").all_inner_texts()
+    assert badges[0] == "Related, not a match" and set(badges[1:]) <= {"Related"}
+    # the related cards come after the heading, and no fix is shown open as if it were the answer
+    assert page.evaluate("document.getElementById('related-heading').compareDocumentPosition("
+                         "document.querySelector('.cards')) & Node.DOCUMENT_POSITION_FOLLOWING") != 0
+    assert page.locator(".card .part.fix[open]").count() == 0 and page.locator(".card section.part.fix").count() == 0
+    add = page.locator("#how-to-add")
+    assert add.locator("h3").inner_text() == "How to add an article"
+    assert "kb ingest FILE" in add.inner_text() and "POST /v1/articles" in add.inner_text()
+    assert add.locator("a").count() == 0  # no link anywhere outside
+    assert page.locator("#status").text_content().startswith("The knowledge base has no article for this error.")
+    _shot(page, "web-search-none.png")
+
+    # the same in Chinese, re-rendered in place by the language switch
+    page.get_by_role("button", name="切换到中文").click()
+    assert notice.locator("h3").inner_text() == "知识库里没有针对这个报错的文章"
+    assert page.locator("#related-heading").inner_text() == "相关但不是同一问题"
+    assert page.locator(".card .badge-word").first.inner_text() == "相关但不是同一问题"
+    assert page.locator("#how-to-add h3").inner_text() == "如何补充文章"
+    assert "kb ingest FILE" in page.locator("#how-to-add").inner_text()
+    _shot(page, "web-search-none-zh.png")
+    assert not p.errors, p.errors
+
+
+@pytest.mark.slow
+@needs_chromium
+def test_every_verdict_is_shown_as_the_api_gave_it(open_page, server):
+    """Whatever the core decides for these (answer, and not), the page says that verdict and its reason."""
+    p = open_page()
+    page = p.page
+    queries = ["NCCL watchdog timeout", "Invalidate trace cache @ step 812: expected module 12, but got module 640",
+               NONE_QUERY, "docker: Error response from daemon: pull access denied for foo",
+               "how do I bake a chocolate cake for my grandmother"]
+    seen = set()
+    for query in queries:
+        body = api_verdict(server, query)
+        seen.add(body["verdict"])
+        page.goto("/?q=" + quote(query))
+        notice = page.locator("#verdict")
+        notice.wait_for()
+        (heading, top_badge), _ = VERDICT_WORDS[body["verdict"]]
+        assert notice.get_attribute("data-verdict") == body["verdict"], query
+        assert notice.locator("h3").inner_text() == heading, query
+        assert reason_text(body["reason"]) in notice.locator(".verdict-reason").inner_text(), query
+        badges = page.locator(".card .badge-word").all_inner_texts()
+        assert badges[0] == top_badge and set(badges[1:]) <= {"Related"}, (query, badges)
+        assert (page.locator("#how-to-add").count() == 1) == (body["verdict"] == "none"), query
+    assert {"answer", "none"} <= seen, seen
     assert not p.errors, p.errors

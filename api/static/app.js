@@ -10,9 +10,8 @@
 
   var MAX_BYTES = 64 * 1024;       // the API's query limit (kb.config.MAX_QUERY_BYTES)
   var URL_MAX = 2000;              // longest encoded query put in the page link
-  var CONFIDENT = 0.5;             // per-result confidence for "Confident match"
-  var POSSIBLE = 0.15;             // below this (and not first) a result is "unlikely"
   var TOP_K = 5;
+  var CARDS = 3;                   // results shown as cards; the rest are listed by title
   var LANG_KEY = 'kb.lang';
 
   var I18N = {
@@ -42,19 +41,29 @@
       found: '{n} articles · {ms} ms',
       foundOne: '1 article · {ms} ms',
       announceConfident: 'Found a confident match: {title}',
-      announceNotConfident: 'No confident answer. {n} maybe related articles.',
+      announceMaybe: 'Possible match, check it against your error: {title}',
+      announceNoArticle: 'The knowledge base has no article for this error. {n} related articles, not a match.',
       announceNone: 'No articles found.',
       detected: 'Read your paste as: ',
       expanded: 'Also searched for: ',
       urlTooLong: 'This paste is too long for a shareable link (links carry at most 2000 characters), so the address bar does not include it. To share, send the text itself.',
       copyLink: 'Copy link',
       linkCopied: 'Link copied',
-      noConfidentTitle: 'No confident answer',
-      noConfidentBody: 'None of the articles clearly explains this error. The closest ones are listed below as “maybe related”: compare their matched error line with yours before applying a fix.',
+      verdictAnswer: 'Confident answer',
+      verdictMaybe: 'Possible match — check it against your error',
+      verdictMaybeBody: 'Compare its matched error line with yours before applying the fix.',
+      verdictNone: 'The knowledge base has no article for this error',
+      why: 'Why: ',
+      relatedHeading: 'Related, not a match',
+      howToAddTitle: 'How to add an article',
+      howToAdd1: 'Write the error, its root cause and the fix as a Markdown article (corpus/AUTHORING.md describes the format), then run ',
+      howToAdd2: ', or POST it to ',
+      howToAdd3: ' with the admin token.',
       noResults: 'No articles matched. Try pasting the last lines of the traceback: the exception line and the frames just above it.',
-      confident: 'Confident match',
-      possible: 'Possible match',
-      maybe: 'Maybe related',
+      tierAnswer: 'Confident match',
+      tierMaybe: 'Possible match',
+      tierNone: 'Related, not a match',
+      tierRelated: 'Related',
       confidenceTip: 'Estimated probability that this article explains your error: {pct}',
       matched: 'Matched error line',
       rootCause: 'Root cause',
@@ -64,7 +73,7 @@
       source: 'Source',
       tags: 'Tags',
       readArticle: 'Read the full article',
-      others: 'Other articles, unlikely to be related ({n})',
+      others: 'More related articles ({n})',
       copy: 'Copy',
       copyCode: 'Copy this code',
       copied: 'Copied',
@@ -109,20 +118,30 @@
       stillSearching: '仍在搜索…重启后的第一次搜索需要加载索引。',
       found: '{n} 篇文章 · {ms} 毫秒',
       foundOne: '1 篇文章 · {ms} 毫秒',
-      announceConfident: '找到很可能的答案：{title}',
-      announceNotConfident: '没有把握的答案。有 {n} 篇可能相关的文章。',
+      announceConfident: '找到有把握的答案：{title}',
+      announceMaybe: '可能匹配，请先核对：{title}',
+      announceNoArticle: '知识库里没有针对这个报错的文章。有 {n} 篇相关但不是同一问题的文章。',
       announceNone: '没有找到文章。',
       detected: '识别出的报错：',
       expanded: '同时搜索了：',
       urlTooLong: '粘贴内容太长，放不进可分享的链接（链接最多 2000 个字符），所以地址栏里不包含它。要分享的话，请直接发送这段文字。',
       copyLink: '复制链接',
       linkCopied: '链接已复制',
-      noConfidentTitle: '没有把握的答案',
-      noConfidentBody: '没有哪篇文章能明确解释这个报错。下面列出最接近的几篇，标为“也许相关”：动手修改之前，请先对比它们匹配到的报错行和你的是否一致。',
+      verdictAnswer: '有把握的答案',
+      verdictMaybe: '可能匹配：请先核对它和你的报错是否一致',
+      verdictMaybeBody: '动手修改之前，请先对比它匹配到的报错行和你的是否一致。',
+      verdictNone: '知识库里没有针对这个报错的文章',
+      why: '依据：',
+      relatedHeading: '相关但不是同一问题',
+      howToAddTitle: '如何补充文章',
+      howToAdd1: '把报错、根本原因和解决办法写成一篇 Markdown 文章（格式见 corpus/AUTHORING.md），然后运行 ',
+      howToAdd2: '，或者用管理员令牌 POST 到 ',
+      howToAdd3: '。',
       noResults: '没有匹配的文章。试试只粘贴 traceback 的最后几行：异常那一行和它上面的几帧。',
-      confident: '很可能',
-      possible: '可能相关',
-      maybe: '也许相关',
+      tierAnswer: '有把握的答案',
+      tierMaybe: '可能匹配',
+      tierNone: '相关但不是同一问题',
+      tierRelated: '相关',
       confidenceTip: '这篇文章能解释你的报错的估计概率：{pct}',
       matched: '匹配到的报错行',
       rootCause: '根本原因',
@@ -132,7 +151,7 @@
       source: '来源',
       tags: '标签',
       readArticle: '阅读全文',
-      others: '其他文章，大概率无关（{n}）',
+      others: '更多相关文章（{n}）',
       copy: '复制',
       copyCode: '复制这段代码',
       copied: '已复制',
@@ -846,16 +865,53 @@
       renderResponse(last.data, last.urlNote, announce);
     }
 
-    function tierOf(r, index, confident) {
-      if (!confident) return 'maybe';
-      if (index === 0) return 'confident';  // the server's verdict on the top result
-      if (r.confidence >= CONFIDENT) return 'confident';
-      if (r.confidence >= POSSIBLE) return 'possible';
-      return 'unlikely';
+    /* The core's verdict ("answer" | "maybe" | "none") and its reason; the page keeps no thresholds. */
+    function verdictOf(data) {
+      var v = data.verdict;
+      if (v !== 'answer' && v !== 'maybe' && v !== 'none') v = data.confident ? 'answer' : 'maybe';  // an older server
+      return v;
+    }
+
+    /* The verdict names the top result; every other result is only related. */
+    function tierOf(index, verdict) {
+      if (index > 0) return 'related';
+      return verdict;
+    }
+
+    /* A line of text whose `code` spans become <code> elements (text nodes only). */
+    function withCode(parent, text) {
+      String(text || '').split('`').forEach(function (piece, i) {
+        if (!piece) return;
+        parent.appendChild(i % 2 ? h('code', null, [piece]) : document.createTextNode(piece));
+      });
+      return parent;
+    }
+
+    function verdictNotice(data, verdict) {
+      var key = { answer: 'verdictAnswer', maybe: 'verdictMaybe', none: 'verdictNone' }[verdict];
+      var cls = { answer: 'notice notice-ok', maybe: 'notice notice-warn', none: 'notice notice-none' }[verdict];
+      var box_ = h('div', { class: cls + ' verdict', id: 'verdict', 'data-verdict': verdict }, [
+        h('h3', { class: 'verdict-title' }, [t(key)])
+      ]);
+      if (data.reason) {
+        var why = h('p', { class: 'verdict-reason' }, [h('span', { class: 'why' }, [t('why')])]);
+        box_.appendChild(withCode(why, data.reason));
+      }
+      if (verdict === 'maybe') box_.appendChild(h('p', null, [t('verdictMaybeBody')]));
+      return box_;
+    }
+
+    function howToAdd() {
+      return h('aside', { class: 'how-to-add', id: 'how-to-add', 'aria-labelledby': 'how-to-add-title' }, [
+        h('h3', { id: 'how-to-add-title' }, [t('howToAddTitle')]),
+        h('p', null, [t('howToAdd1'), h('code', null, ['kb ingest FILE']), t('howToAdd2'),
+          h('code', null, ['POST /v1/articles']), t('howToAdd3')])
+      ]);
     }
 
     function renderResponse(data, urlNote, announce) {
       var list = data.results || [];
+      var verdict = verdictOf(data);
       var head = h('div', { class: 'results-head' });
       head.appendChild(h('h2', { id: 'results-heading' }, [t('results')]));
       var ms = Math.max(1, Math.round(data.took_ms || 0));
@@ -874,23 +930,21 @@
       if (urlNote) results.appendChild(h('p', { class: 'note' }, [t(urlNote)]));
 
       if (!list.length) {
-        results.appendChild(h('div', { class: 'notice notice-warn' }, [h('p', null, [t('noResults')])]));
+        if (data.verdict) results.appendChild(verdictNotice(data, 'none'));
+        else results.appendChild(h('div', { class: 'notice notice-warn' }, [h('p', null, [t('noResults')])]));
+        results.appendChild(howToAdd());
         if (announce) { status.classList.add('quiet'); status.textContent = t('announceNone'); }
         return;
       }
-      if (!data.confident) {
-        results.appendChild(h('div', { class: 'notice notice-warn', id: 'no-confident' }, [
-          h('h3', null, [t('noConfidentTitle')]),
-          h('p', null, [t('noConfidentBody')])
-        ]));
-      }
+      results.appendChild(verdictNotice(data, verdict));
+      if (verdict === 'none') results.appendChild(h('h3', { class: 'related-heading', id: 'related-heading' }, [t('relatedHeading')]));
 
       var main = h('ol', { class: 'cards' });
+      if (verdict === 'none') main.setAttribute('aria-labelledby', 'related-heading');
       var others = [];
       list.forEach(function (r, index) {
-        var tier = tierOf(r, index, data.confident);
-        if (tier === 'unlikely' || (tier === 'maybe' && index >= 3 && r.confidence < POSSIBLE)) others.push(r);
-        else main.appendChild(h('li', null, [card(r, tier, index)]));
+        if (index >= CARDS) others.push(r);
+        else main.appendChild(h('li', null, [card(r, tierOf(index, verdict), index)]));
       });
       results.appendChild(main);
       if (others.length) {
@@ -903,19 +957,22 @@
         });
         results.appendChild(h('details', { class: 'others' }, [h('summary', null, [t('others', { n: others.length })]), ul]));
       }
+      if (verdict === 'none') results.appendChild(howToAdd());
       addCopyButtons(results);
       if (announce) {
         status.classList.add('quiet');   // the results say it visibly; screen readers still hear it
-        status.textContent = data.confident
-          ? t('announceConfident', { title: list[0].title })
-          : t('announceNotConfident', { n: list.length });
+        status.textContent = verdict === 'answer' ? t('announceConfident', { title: list[0].title })
+          : verdict === 'maybe' ? t('announceMaybe', { title: list[0].title })
+          : t('announceNoArticle', { n: list.length });
       }
     }
+
+    var TIER_WORD = { answer: 'tierAnswer', maybe: 'tierMaybe', none: 'tierNone', related: 'tierRelated' };
 
     function badge(r, tier) {
       var pct = Math.round((r.confidence || 0) * 100) + '%';
       return h('p', { class: 'badge badge-' + tier, title: t('confidenceTip', { pct: pct }) }, [
-        h('span', { class: 'badge-word' }, [t(tier)]),
+        h('span', { class: 'badge-word' }, [t(TIER_WORD[tier])]),
         h('span', { class: 'badge-pct' }, [' · ' + pct])
       ]);
     }
@@ -944,8 +1001,8 @@
       }
       var hasCause = r.root_cause && r.root_cause.trim(), hasFix = r.fix && r.fix.trim();
       if (hasCause) el.appendChild(part('rootCause', r.root_cause, 'cause', r.lang, false));
-      // the best answer shows its fix; the rest keep theirs one click away so the list stays scannable
-      var open = tier !== 'maybe' && (index === 0 || (index === 1 && tier === 'confident'));
+      // only the answer shows its fix open; a possible match or a related article keeps it one click away
+      var open = tier === 'answer';
       if (hasFix) el.appendChild(part('fix', r.fix, 'fix', r.lang, !open));
       if (!hasCause && !hasFix && r.snippet) el.appendChild(part('summary', r.snippet, 'snippet', r.lang, false));
 
