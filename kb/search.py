@@ -174,7 +174,7 @@ def short_exception(name: str | None) -> str | None:
     """`torch.cuda.OutOfMemoryError` -> `OutOfMemoryError`; None for no exception or a bare `Exception`."""
     if not name:
         return None
-    short = name.rsplit(".", 1)[-1]
+    short = re.split(r"\.|::", name)[-1]
     return short if short not in ("Exception", "Error") else None
 
 
@@ -474,8 +474,8 @@ class Searcher:
             exc_match = 1.0
         elif q_exc.lower() in have:
             exc_match = 0.5
-        else:
-            exc_match = -1.0
+        else:  # another exception; neutral when one of the paste's error lines matched the article's
+            exc_match = -1.0 if f["template"] < 0.5 else 0.0
         q_platforms = platforms(c.q_tokens)
         return Evidence(
             lexical=f["lexical"], expansion=max(f["expansion"], f["bridge"]),
@@ -483,7 +483,9 @@ class Searcher:
             template_share=strength * math.log(sharing), component=f["component"],
             coverage=self._coverage(c.q_tokens + c.exp_tokens, have), unknown=self._unknown(c.q_tokens),
             margin=margin, exc_match=exc_match,
-            exc_unknown=1.0 if q_exc and q_exc.lower() not in self.df else 0.0,
+            # An unknown error type says "not covered" only when no error line matched either: a
+            # watchdog line an article quotes, ending in a `DistBackendError` it never names, is covered.
+            exc_unknown=1.0 if q_exc and q_exc.lower() not in self.df and f["template"] < 0.5 else 0.0,
             rare_share=self._rare_share(c.q_tokens, have),
             platform_conflict=1.0 if q_platforms - platforms(have) else 0.0,
             facts=f["facts"],
@@ -540,8 +542,10 @@ class Searcher:
         a = self.articles[ai]
         have = self._article_tokens(ai)
         strength, line = c.templates.get(ai, (0.0, -1))
+        exception = short_exception(c.sig.exception)
         return Context(
-            exception=short_exception(c.sig.exception),
+            exception=exception,
+            exception_known=exception is None or exception.lower() in self.df,
             query_platforms=tuple(sorted(platforms(c.q_tokens))),
             article_platforms=tuple(sorted(platforms(have))) or ("cuda",),
             article_exceptions=tuple(sorted(a.exceptions)),

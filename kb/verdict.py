@@ -62,7 +62,7 @@ class Evidence:
     """1 the query's exception class is one the article raises, 0.5 the article mentions it, -1 it does
     not (the article is about another exception), 0 the query names no exception."""
     exc_unknown: float = 0.0
-    """1 when the query's exception class appears in no article at all."""
+    """1 when the query's exception class appears in no article at all and no error line of the query matched."""
     rare_share: float = 0.0
     """Share of the query's rarest words (by IDF) that the article contains."""
     platform_conflict: float = 0.0
@@ -142,6 +142,8 @@ class Context:
     """What a reason may quote: the query's exception and platforms, the article's, the matched line."""
 
     exception: str | None = None
+    exception_known: bool = True
+    """Whether any article names the query's exception class."""
     query_platforms: tuple[str, ...] = ()
     article_platforms: tuple[str, ...] = ()
     article_exceptions: tuple[str, ...] = ()
@@ -157,10 +159,14 @@ def decide(model: ConfidenceModel, top: Evidence | None, confidence: float, ctx:
     if top is None:
         return Verdict("none", "no article in the knowledge base matched any word of this error")
     kind = "answer" if confidence >= model.answer_at else "maybe" if confidence >= model.maybe_at else "none"
-    veto = _veto(top, ctx)
-    if kind == "answer" and veto is None:
-        return Verdict(kind, _support(top, ctx))
-    return Verdict("maybe" if kind == "answer" else kind, veto or _doubt(model, top, ctx))
+    veto = vetoed(top)
+    if veto is None:
+        return Verdict(kind, _support(top, ctx) if kind == "answer" else _doubt(model, top, ctx))
+    # Vetoed: never an answer; with no word in common, not even related.
+    kind = "none" if veto == "no_words" else min(kind, "maybe", key=("none", "maybe", "answer").index)
+    if veto != "no_words" and ctx.exception and not ctx.exception_known:
+        veto = "exc_unknown"  # the most telling thing to say, whichever evidence vetoed
+    return Verdict(kind, _DOUBTS[veto](top, ctx) or "the closest article does not fit this paste")
 
 
 UNKNOWN_VETO = 0.6
@@ -169,30 +175,28 @@ UNKNOWN_VETO = 0.6
 def vetoed(ev: Evidence) -> str | None:
     """The evidence that rules an answer out whatever the scores say, or None.
 
-    No word of the paste is in the article (only the embedding finds it close); most of the
-    paste's distinctive words are in no article; its error type is in no article; it is about
-    another platform; its numbers contradict the article's condition. None of the eval's right
-    answers carries any of them (the largest unknown share among them is 0.50). They matter most
-    where the eval has no examples: a paste about something else entirely.
+    - no word of the paste is in the article (only the embedding finds it close);
+    - the article matches none of the paste's error lines, and either the paste's error type is
+      in no article or most of its distinctive words are in no article (a question about
+      something else that shares a word or two: on a small corpus even a single `不`);
+    - the paste is about another platform;
+    - its numbers contradict the article's condition.
+    None of the eval's right answers carries any of them. They matter most where the eval has
+    no examples. The error-line condition keeps a small knowledge base useful: a long NCCL log
+    full of words its five articles never use, whose watchdog line one article quotes, is
+    still answered by that article.
     """
     if ev.lexical <= 0 and ev.expansion <= 0:
         return "no_words"
-    if ev.unknown >= UNKNOWN_VETO:
-        return "mostly_unknown"
-    if ev.exc_unknown:
+    if ev.exc_unknown:  # set only when no error line matched (kb/search.py)
         return "exc_unknown"
+    if ev.template < 0.5 and ev.unknown >= UNKNOWN_VETO:
+        return "mostly_unknown"
     if ev.platform_conflict:
         return "platform_conflict"
     if ev.facts < 0:
         return "facts_contradicted"
     return None
-
-
-def _veto(ev: Evidence, ctx: Context) -> str | None:
-    name = vetoed(ev)
-    if name is None:
-        return None
-    return _DOUBTS[name](ev, ctx) or "the closest article does not fit this paste"
 
 
 def _support(ev: Evidence, ctx: Context) -> str:
@@ -228,11 +232,11 @@ def _words(items: tuple[str, ...]) -> str:
 
 
 _DOUBTS = {
-    "no_words": lambda e, c: "no word of the paste appears in the closest article; it is only loosely similar",
     "mostly_unknown": lambda e, c: (
         f"most distinctive words of the paste, such as {_words(c.unknown_words)}, appear in no article"
         if c.unknown_words else "most distinctive words of the paste appear in no article"),
-    "exc_unknown": lambda e, c: e.exc_unknown and c.exception
+    "no_words": lambda e, c: "no word of the paste appears in the closest article; it is only loosely similar",
+    "exc_unknown": lambda e, c: c.exception and not c.exception_known
     and f"the error type `{c.exception}` does not appear in any article",
     "exc_match": lambda e, c: e.exc_match < 0 and c.exception
     and (f"the closest article is about {_words(c.article_exceptions)}, not `{c.exception}`" if c.article_exceptions
