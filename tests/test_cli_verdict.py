@@ -4,15 +4,12 @@ thresholds of its own: locally, through a running server (KB_URL / --url), and a
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
-import threading
-import time
 
 import pytest
 
-from conftest import REPO, cli_env
+from conftest import REPO, ThreadedServer, cli_env
 from kb_cli import render
 
 # Off-topic for an ML knowledge base: the fixture corpus has no article for it (verdict `none`).
@@ -94,38 +91,11 @@ def test_no_results_is_a_none_with_the_way_to_add_one(capsys):
     assert out.splitlines() == [f"{NONE_WORDS} (the index is empty).", ADD_WORDS]
 
 
-class _Server:
-    """The real app over the fixture index, served by uvicorn on a free loopback port."""
-
-    def __init__(self, app):
-        import uvicorn
-
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        deadline = time.monotonic() + 60
-        while not self.server.started:
-            if not self.thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.05)
-        return self
-
-    def __exit__(self, *exc):
-        self.server.should_exit = True
-        self.thread.join(timeout=15)
-        self.sock.close()
-
-
 @pytest.fixture
 def server(kb, api_settings):
     from api.main import create_app
 
-    with _Server(create_app(api_settings, kb=kb)) as s:
+    with ThreadedServer(create_app(api_settings, kb=kb)) as s:
         yield s
 
 

@@ -14,16 +14,13 @@ Two layers:
 from __future__ import annotations
 
 import re
-import socket
-import threading
-import time
 from pathlib import Path
 from urllib.parse import quote
 
 import httpx
 import pytest
 
-from conftest import ADMIN_TOKEN, REPO
+from conftest import ADMIN_TOKEN, REPO, ThreadedServer
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -256,39 +253,11 @@ needs_chromium = pytest.mark.skipif(
 )
 
 
-class _Server:
-    """uvicorn serving the app on a free 127.0.0.1 port, in a thread."""
-
-    def __init__(self, app):
-        import uvicorn
-
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        deadline = time.monotonic() + 60
-        while not self.server.started:
-            if not self.thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.05)
-        return self
-
-    def __exit__(self, *exc):
-        self.server.should_exit = True
-        self.thread.join(timeout=15)
-        self.sock.close()
-
-
 @pytest.fixture
 def server(kb, api_settings):
     from api.main import create_app
 
-    with _Server(create_app(api_settings, kb=kb)) as s:
+    with ThreadedServer(create_app(api_settings, kb=kb)) as s:
         yield s
 
 
