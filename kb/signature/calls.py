@@ -1,0 +1,69 @@
+"""After extraction: the deepest calls of a traceback (`frame_calls`) and the launcher noise to drop (`focus`)."""
+
+from __future__ import annotations
+
+import re
+
+from .model import MAX_TEXT, Signature
+
+
+_FRAME_CALL = re.compile(
+    r'^(?:\[rank\d+\]:)?[ \t]*File "(?P<path>[^"\n]{1,1000})", line \d{1,9}, in (?P<func>[\w<>.]{1,200})[ \t]*\n'
+    r'(?:(?:\[rank\d+\]:)?[ \t]+(?P<src>[^\s\n][^\n]{0,300}))?', re.M)
+_GENERIC_CALLS = frozenset(
+    """<module> <lambda> <listcomp> <dictcomp> <genexpr> main _main run __call__ _call_impl _wrapped_call_impl
+    forward wrapper inner _fn fn decorate_context wrapped new_func launch _run_module_as_main _run_code
+    __init__ record_function wrapper_func _wrap func call _func invoke""".split())
+MAX_CALL_FRAMES = 12
+
+
+def frame_calls(text: str) -> tuple[str, ...]:
+    """The functions (and their source lines) of the deepest traceback frames, deepest first.
+
+    Why: many errors share one final line (every out-of-memory error says `CUDA out of
+    memory`); which call failed (`from_pretrained`, `backward`, `optimizer.step`, a
+    checkpoint save) tells the causes apart. A paste cut off before its final exception
+    line has only these frames to go on. Generic wrappers (`forward`, `_call_impl`) say
+    nothing and are left out; each call is kept once, at its deepest place.
+    """
+    tail = text[-MAX_TEXT:]
+    seen: dict[str, None] = {}
+    for m in reversed(list(_FRAME_CALL.finditer(tail))):
+        func = m.group("func")
+        parts = [] if func in _GENERIC_CALLS else [func]
+        src = m.group("src")
+        if src and not src.startswith(("File ", "^", "~")):
+            parts.append(src.strip())
+        for part in parts:
+            seen.setdefault(part, None)
+        if len(seen) >= MAX_CALL_FRAMES:
+            break
+    return tuple(seen)
+
+
+# ---------------------------------------------------------------------------
+# focus(): drop the launcher's noise when the paste has a real error
+# ---------------------------------------------------------------------------
+
+GENERIC_LINE = re.compile(
+    r"TORCH_DISTRIBUTED_DEBUG|TORCH_SHOW_CPP_STACKTRACES|CUDA_LAUNCH_BLOCKING=1|closing signal SIG|"
+    r"ChildFailedError|failed \(exitcode|^exitcode: |Root Cause \(first observed failure\)|exits with return code|"
+    r"Preparing metadata|subprocess-exited-with-error|Failed (?:to build|building wheel)|"
+    r"This error originates from a subprocess|Traceback \(most recent call last\)", re.I)
+"""Lines that launchers, pip and PyTorch print around many different failures: a debugging hint, a
+`ChildFailedError` summary, a SIGTERM to the other ranks, pip's wheel-build epilogue."""
+
+
+def focus(sig: Signature) -> Signature:
+    """The signature without its generic lines, when it has any other signal line.
+
+    Why: a real error followed by a long tail of launcher noise (SIGTERM to the other ranks, the
+    torchrun failure summary) otherwise ranks the article about that noise above the one about
+    the error. A paste that holds nothing but the summary keeps it: then it is the signal.
+    """
+    keep = [i for i, line in enumerate(sig.lines) if not GENERIC_LINE.search(line)]
+    if not keep or len(keep) == len(sig.lines) or len(sig.lines) != len(sig.templates):
+        return sig
+    return Signature(sig.exception if not GENERIC_LINE.search(sig.exception or "") else None, sig.message,
+                     tuple(sig.lines[i] for i in keep), tuple(sig.templates[i] for i in keep), sig.components,
+                     sig.prose)

@@ -1,0 +1,314 @@
+"""Line classification: is a free-standing line a signal (and which kind), noise or prose."""
+
+from __future__ import annotations
+
+import re
+
+from .model import MAX_LINE
+from .mask import _A, _normalize
+from .prefixes import _ANSI_LOOSE, _strip_prefixes
+
+
+_FRAME = re.compile(r'File "(?P<path>[^"]{1,1000})", line \d+(?:, in .*)?$')
+_RANK_PREFIX = re.compile(r"\[(?:rank|default)\d{1,5}\]: ")
+_TB_RUNS: dict[tuple[str, int], tuple[re.Pattern[str], re.Pattern[str]]] = {}
+
+
+def _tb_run_regexes(prefix: str, indent: int) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """(whole run, frame paths) for the lines of one traceback stream after a frame at `indent`.
+
+    A run is frame lines at that indent and lines indented deeper (source
+    code, ^^^^ markers), each behind the stream's own prefix; anything else
+    (a blank line, the exception, another rank's line) ends it.
+    """
+    key = (prefix, indent)
+    rxs = _TB_RUNS.get(key)
+    if rxs is None:
+        if len(_TB_RUNS) > 256:
+            _TB_RUNS.clear()
+        p = re.escape(prefix)
+        frame = p + " {%d}" % indent + r'File "([^"\n]{1,1000})", line \d{1,20}(?:, in [^\n]*)?\n'
+        deeper = p + " {%d,1000}" % (indent + 1) + r'(?!File ")\S[^\n]*\n'
+        rxs = _TB_RUNS[key] = (re.compile(f"(?:{frame}|{deeper})*"), re.compile("^" + frame, re.M))
+    return rxs
+
+
+_EXC_TB = re.compile(r"(?P<type>(?:[A-Za-z_]\w{0,100}\.){0,12}[A-Za-z_]\w{0,100})(?::(?:[ \t]*)(?P<msg>.*))?$")
+_EXC_FREE = re.compile(  # a bare `Exception: msg` too: `raise Exception(...)` is common in user code
+    r"(?P<type>(?:[A-Za-z_]\w{0,100}\.){0,12}(?:[A-Za-z_]\w{0,100}"
+    r"(?:Error|Exception|Exit|Interrupt|Failure|Fault)|Exception(?=:[ \t]*\S)))(?::[ \t]*(?P<msg>.*))?$"
+)
+_EXC_INLINE = re.compile(
+    r"(?<![\w.])(?P<type>(?:[A-Za-z_]\w{0,100}\.){0,12}[A-Za-z_]\w{0,100}(?:Error|Exception)): "
+)
+_WARN_LOC = re.compile(r"(?P<loc>.{1,1000}?):(?P<ln>\d+): (?P<type>[A-Za-z_][\w.]{0,100}Warning): (?P<msg>.*)$")
+_WARN_FREE = re.compile(r"(?P<type>(?:[A-Za-z_]\w{0,100}\.){0,6}[A-Za-z_]\w{0,100}Warning)(?::[ \t]*(?P<msg>.*))?$")
+_TB_SUFFIX = ("Error", "Exception", "Exit", "Interrupt", "Iteration", "Warning", "Failure", "Fault", "Timeout")
+_STRUCTURE = (
+    "Traceback (most recent call last)",
+    "Exception ignored in",
+    "During handling of the above exception, another exception occurred",
+    "The above exception was the direct cause of the following exception",
+)
+_FAIL_FIELD = re.compile(r"(?P<k>time|host|rank|exitcode|error_file|traceback|local_rank) *: ?(?P<v>.*)$")
+_TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<t>[^']{1,200})'")
+_WHAT = re.compile(r"what\(\): *(?P<m>.*)$")
+_COMPILER_LOC = re.compile(r"(?:[^\s:]{1,500}):\d+(?::\d+)?: (?=(?:fatal )?error\b|error:|warning:|note:|undefined reference)")
+_NCCL_AT = re.compile(r"NCCL (?:WARN|INFO|ERROR)\b")
+_SEPARATOR = re.compile(r"[=\-*_#~+.\s|:<>]{4,}$|[=\-*#]{3,}[ \w]{1,40}[=\-*#]{3,}$")
+_PROGRESS = re.compile(r"\d{1,3}%\||\|\s*\d+/\d+\s*\[\d|[\u2500-\u259f]{3,}")
+_KV = re.compile(r"(?:[\w.\-\[\]]{1,100}=[^\s,=]{0,200}[, ]*){2,}$|[\w.\-\[\]]{1,100}=[^\s=]{0,200},?$")
+_PIPROW = re.compile(r"[\w.\-\[\]]{1,100} +v?\d[\w.+!-]{0,40}\.[\w.+!-]{0,40}(?: +\S{1,60}){0,2}$")
+_BP_PREFIX = (
+    "hint: ", "Exception raised from ", "frame #", "Traceback (most recent call last)", "[Previous line repeated",
+    "Failures:", "Root Cause (first observed failure):", "<NO_OTHER_FAILURES>",
+)
+_BP_SUBSTR = (
+    "CUDA kernel errors might be asynchronously reported", "For debugging consider passing CUDA_LAUNCH_BLOCKING",
+    "TORCH_USE_CUDA_DSA` to enable", "To enable traceback see", "Setting OMP_NUM_THREADS environment variable",
+    "This error originates from a subprocess", "This is an issue with the package mentioned above",
+    "See above for output", "See above for details", "Please run the following command to get more information",
+    "Welcome to bitsandbytes", "not a git repository", "submit this information together with your error trace",
+)
+# Keyword gate: substrings that any signal line contains (lowercased), then whole tokens, then phrases.
+_KW_WORDS = frozenset(
+    w.encode()
+    for w in """terminate terminated terminating undefined cannot unable unsupported invalid illegal segfault
+    segmentation dumped oom timeout timeouts timed expected mismatch mismatched incompatible denied refused signal
+    sigkill sigsegv sigabrt sigbus sigterm deprecated deprecation nan inf hang hangs hanging stuck deadlock problem
+    corrupt corrupted overflow exitcode""".split()
+)
+_GENERIC_WORDS = frozenset(
+    w.encode()
+    for w in """error errors failed failure fatal abort aborted aborting timeout cannot invalid illegal incompatible
+    unsupported denied deadlock hang hangs hanging stuck""".split()
+)
+_WARN_WORDS = frozenset(w.encode() for w in "warn warning warnings deprecated".split())
+_STRONG_PHRASES = (
+    "out of memory", "no module named", "no such file or directory", "unsupported gpu architecture",
+    "compiled without gpu support", "cuda setup failed", "required library version not found", "not found",
+    "not detected", "not available", "not supported", "address already in use", "connection refused",
+    "permission denied", "mismatch",
+)
+_PIP_GENERIC = (
+    "error: subprocess-exited-with-error", "error: failed building", "error: could not build", "error: failed to build",
+    "error: command",
+)
+_PUNCT = b"!\"#$%&'()*+,-./:;<=>?@[\\]^`{|}~"
+_TOK_TABLE = bytes.maketrans(_PUNCT, b" " * len(_PUNCT))
+_NCCL_ERR = re.compile(r"nccl[A-Z]\w*Error")
+_SIGNAL_N = re.compile(r"[Ss]ignal \d+ \(SIG")
+_HUMAN = re.compile(
+    r"\b(?:I|I'm|I've|my|we|our|me|help|please|anyone|how|why|what|does|is there|any idea|thanks|hi|hello"
+    r"|getting|get this|here is|here's|below)\b",
+    re.I,
+)
+_LOG_VERBS = re.compile(
+    r"(?:Loading|Using|Building|Emitting|Detected|Setting|Initializ|Installing|Collecting|Downloading"
+    r"|Running|Creating|Processing|Successfully|Requirement already|Attempting|Found|Saving|Time to load"
+    r"|Allowing ninja|Preparing|Uninstalling|Starting|Started|Waiting|Applying|Launching|Map|Tokeniz"
+    r"|Generating|Converting|Resolving|Stored in|Obtaining|Looking in|Checking)\b"
+)
+_PROSE_EN = re.compile(r"[A-Za-z][\w ,'\u2019?!.:;()/\"`-]*$")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_ASCII_SEG = re.compile(r"[\x20-\x7e]{12,}")
+_WORD = re.compile(r"[A-Za-z]{2,}")
+_CARET = re.compile(r"[\^~ ]+$")
+# A log message as tools print it: a capitalised word, then at least two more words ("Loading extension module x...").
+_TAIL_OK = re.compile(r"[A-Z][A-Za-z]+ [^ ]+ [^ ]+", _A)
+_MAX_CLASSIFY = 600
+
+
+def _tokens(low: str) -> list[bytes]:
+    """Word tokens of a lowercased line (identifiers with '_' stay whole); bytes.translate is the fast path."""
+    return low.encode("utf-8", "surrogatepass").translate(_TOK_TABLE).split()
+
+
+def _is_boilerplate(body: str) -> bool:
+    """Hint lines every such error prints; they say nothing about this failure."""
+    if body.startswith(_BP_PREFIX):
+        return True
+    for p in _BP_SUBSTR:
+        if p in body:
+            return True
+    return False
+
+
+def _is_noise(body: str) -> bool:
+    """Separators, progress bars and environment dumps (pip list, ds_report, key=value, nvidia-smi)."""
+    if _SEPARATOR.match(body):
+        return True
+    if ("%|" in body or "it/s" in body or "s/it" in body or not body.isascii()) and _PROGRESS.search(body):
+        return True
+    c = body[0]
+    if c in "|+\u2502\u2570\u256d\u251c" or body.startswith(("[pip", "[conda]")) or "......" in body:
+        return True
+    if "=" in body and _KV.match(body):
+        return True
+    return _PIPROW.match(body) is not None
+
+
+def _kw_hit(low: str) -> bool:
+    """Cheap gate: could this lowercased line be a signal at all?"""
+    if (
+        "err" in low
+        or "fail" in low
+        or "warn" in low
+        or "exception" in low
+        or "fatal" in low
+        or "kill" in low
+        or "abort" in low
+        or "assert" in low
+        or "exit" in low
+        or "interrupt" in low
+        or "\u00d7" in low
+    ):
+        return True
+    if not _KW_WORDS.isdisjoint(_tokens(low)):
+        return True
+    if "not " in low or "no " in low or "n't" in low or "non-" in low:
+        return "not found" in low or "no such" in low or "no module" in low or "can't" in low or (
+            "could not" in low or "not supported" in low or "not available" in low or "not detected" in low
+            or "did not" in low or "non-zero" in low
+        )
+    return (
+        "what():" in low
+        or "out of memory" in low
+        or "in use" in low
+        or "exit status" in low
+        or "exit code" in low
+        or "_status_" in low
+        or "but got" in low
+    )
+
+
+def _classify(body: str, level: str | None, kw: bool | None = None) -> tuple[int, int] | None:
+    """(category, sub-priority) of a free-standing line, or None for noise.
+
+    Categories: 3 = specific error (compiler, CUDA, NCCL, signals), 4 = generic
+    error, 5 = warning.  Lower sub-priority ranks first.
+    """
+    if level == "INFO" or level == "DEBUG":
+        return None  # benign INFO lines mention "error"/"not found" all the time
+    if len(body) > _MAX_CLASSIFY:
+        body = body[:_MAX_CLASSIFY]
+    low = body.lower()
+    if kw is None:
+        kw = _kw_hit(low)
+    if not kw and level is None:
+        return None
+    if _is_boilerplate(body) or _is_noise(body):
+        return None
+    if kw:
+        cls = _signal_class(body, low)
+        if cls is not None:
+            if level == "WARNING" and (cls[0] == 5 or cls[1] >= 5):
+                return (5, 1)
+            return cls
+    if level == "ERROR" or level == "CRITICAL":
+        return (4, 6)
+    if level == "WARNING":
+        return (5, 1)
+    return None
+
+
+def _signal_class(body: str, low: str) -> tuple[int, int] | None:
+    if "fatal error" in low or low.startswith(("nvcc fatal", "fatal:")):
+        return (3, 0)
+    if "undefined symbol" in low or "undefined reference" in low or "cannot find -l" in low or (
+        "cannot open shared object file" in low
+    ):
+        return (3, 0)
+    if (
+        "cuda error" in low
+        or "cublas_status_" in low
+        or "cudnn_status_" in low
+        or "cudaerror" in low
+        or "device-side assert" in low
+        or "illegal memory access" in low
+        or low.startswith("what():")
+        or ("assertion" in low and "failed" in low)
+    ):
+        return (3, 0)
+    if "nccl" in low and ("nccl warn" in low or "nccl error" in low or _NCCL_ERR.search(body)):
+        return (3, 0)
+    if "watchdog caught" in low or "collective operation timeout" in low:
+        return (3, 0)
+    if (
+        "segmentation fault" in low
+        or "bus error" in low
+        or "core dumped" in low
+        or "fatal python error" in low
+        or low == "killed"
+        or "killed by signal" in low
+        or "received signal" in low
+        or ("signal" in low and _SIGNAL_N.search(body))
+    ):
+        return (3, 1)
+    toks = _tokens(low)
+    if any(p in low for p in _STRONG_PHRASES) or b"oom" in toks or (
+        "expected" in low and ("but got" in low or "but found" in low or "but received" in low)
+    ):
+        return (3, 2)
+    if low.startswith("error:") and not low.startswith(_PIP_GENERIC):
+        return (3, 3)
+    if (
+        "failed building wheel for" in low
+        or "failed to build" in low
+        or "ninja: build stopped" in low
+        or body.startswith("FAILED: ")
+        or (low.startswith("error: command") and "failed" in low)
+        or "terminate called after throwing" in low
+        or "non-zero exit status" in low
+        or "exitcode" in low
+        or "exit code" in low
+        or "exit status" in low
+    ):
+        return (4, 0)
+    if (
+        "did not run successfully" in low
+        or "subprocess-exited-with-error" in low
+        or "could not build wheels" in low
+        or body.startswith("\u00d7 ")
+    ):
+        return (4, 2)
+    if not _GENERIC_WORDS.isdisjoint(toks) or "timed out" in low or "can't" in low or "could not" in low or (
+        "unable to" in low
+    ):
+        return (4, 5)
+    if b"nan" in toks or b"inf" in toks:
+        return (4, 8)
+    if not _WARN_WORDS.isdisjoint(toks):
+        return (5, 0)
+    return None
+
+
+def is_error_line(line: str) -> bool:
+    """True if a line looks like an error/warning signal (not a frame, progress bar or env dump).
+
+    Why: shared by query extraction and by article error blocks so both pick
+    the same kind of lines.
+    """
+    if not isinstance(line, str):
+        line = str(line)
+    s = _normalize(_clean_loose(line[:MAX_LINE]))
+    if not s:
+        return False
+    _, level, _, body = _strip_prefixes(s)
+    body = body.strip()
+    if not body or body.startswith('File "'):
+        return False
+    if body.startswith(_STRUCTURE):
+        return False  # traceback scaffolding: structure, not signal
+    if body[0].isalpha() or body[0] == "_":
+        if _EXC_FREE.match(body) or _WARN_FREE.match(body):
+            return True
+    if "Warning: " in body and _WARN_LOC.match(body):
+        return True
+    return _classify(body, level) is not None
+
+
+def _clean_loose(s: str) -> str:
+    if "\x1b" in s or "m" in s and "[" in s:
+        s = _ANSI_LOOSE.sub("", s)
+    return s

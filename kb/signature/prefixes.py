@@ -1,0 +1,170 @@
+"""Line cleaning: log prefixes, ranks, timestamps; the component a prefix or path names."""
+
+from __future__ import annotations
+
+import re
+
+from .vocab import _FILE_COMPONENTS, _LIBS
+from .mask import _A, _pkg_part
+
+
+_LVL = r"DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL"
+# Each log-prefix shape as one named branch; groups "<name>_l" = level, "_f" = file, "_g" = logger.
+_PFX_BRANCHES: dict[str, str] = {
+    "rank": r"\[(?:rank|default)(?P<rank_n>\d{1,5})\]: ?",
+    "pid": r"\((?:[A-Za-z_][\w.]{0,60} )?pid=(?P<pid_n>\d{1,9})(?:, ip=[^)\s]{0,64})?\) ?",
+    "glogb": r"\[(?P<glogb_l>[IWEF])(?:\d{4} \d{2}:\d{2}:\d{2}(?:\.\d+)?)? (?:\d+ )?(?P<glogb_f>[\w./-]{1,200}):\d+\] ?",
+    "glog": r"(?P<glog_l>[IWEF])\d{4} \d{2}:\d{2}:\d{2}(?:\.\d+)? +\d+ (?P<glog_f>[\w./-]{1,200}):\d+\] ?",
+    "vllm": r"(?P<vllm_l>" + _LVL + r") \d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? \[?(?P<vllm_f>[\w./-]{1,200}):\d+\] ?",
+    "hfb": r"\[(?P<hfb_l>" + _LVL + r")\|(?:(?P<hfb_f>[\w./-]{1,200}):\d+\] +"
+    r"(?:\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[,.]\d+)? *>> *)?"
+    r"|\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[,.]\d+)?\] +(?P<hfb_g>[\w.]{1,200})(?::\d+)? *>> *)",
+    "dslvl": r"\[(?P<dslvl_l>" + _LVL + r")\] *(?:\[(?P<dslvl_f>[\w.-]{1,200}):\d+:\w+\] *)?",
+    "pylog": r"(?P<pylog_l>" + _LVL + r"):(?P<pylog_g>[A-Za-z_][\w.]{0,200}):",
+    "uvi": r"(?P<uvi_l>" + _LVL + r"):  +",
+    "tsb": r"\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[,.]\d+)?\] *(?:(?P<tsb_g>[A-Za-z_][\w.]{0,200}): (?=\[))?",
+    "ts": r"(?:\d{4}-\d{2}-\d{2}[ T_]|\d{2}/\d{2}/\d{4} )\d{2}:\d{2}:\d{2}(?:[,.]\d+)?(?:Z|[+-]\d{2}:?\d{2})? *(?:[-|:] *)?",
+    "nccl": r"[\w.-]{1,100}:\d+:\d+ \[\d+\] (?:[\w./-]{1,200}:\d+ )?(?=NCCL )",
+    "lvl": r"(?P<lvl_l>" + _LVL + r") *[-|:] +",
+    "lvlb": r"\[(?P<lvlb_l>" + _LVL + r")\] *",
+    "logger": r"(?P<logger_g>[A-Za-z_][\w.]{0,200}(?::[\w<>]{1,100}:\d+)?) +- +",
+    "pdsh": r"(?P<pdsh_h>[A-Za-z][A-Za-z0-9]{0,30}(?:-[A-Za-z0-9]{1,30}){0,6}-?\d{1,6}|\d{1,3}(?:\.\d{1,3}){3}): (?=.)",
+    "srun": r"(?P<srun_n>\d{1,4}): (?=.)",
+    "quote": r"> (?=\S)",
+}
+
+
+def _pfx_regex(names: list[str]) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?P<{n}>{_PFX_BRANCHES[n]})" for n in names), _A)
+
+
+def _by_char(bracket: list[str], letter: list[str], digit: list[str], extra: dict[str, list[str]]) -> dict[str, re.Pattern[str]]:
+    """First character -> regex of only the prefix shapes that can start with it."""
+    table: dict[str, re.Pattern[str]] = {}
+    if bracket:
+        table["["] = _pfx_regex(bracket)
+    if letter:
+        rx = _pfx_regex(letter)
+        table.update((c, rx) for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+    if digit:
+        rx = _pfx_regex(digit)
+        table.update((c, rx) for c in "0123456789")
+    for c, names in extra.items():
+        table[c] = _pfx_regex(names)
+    return table
+
+
+_BRACKETS = ["rank", "glogb", "hfb", "dslvl", "tsb"]
+_PFX_FIRST = _by_char(_BRACKETS, ["glog", "vllm", "pylog", "uvi", "pdsh"], ["ts", "pdsh", "srun"],
+                      {"(": ["pid"], ">": ["quote"]})
+_PFX_NEXT = _by_char(_BRACKETS, ["glog", "vllm", "pylog", "uvi"], ["ts"], {"(": ["pid"]})
+_PFX_CTX = _by_char(_BRACKETS + ["lvlb"], ["lvl"], [], {})
+_PFX_CTX_LOGGER = _by_char(_BRACKETS + ["lvlb"], ["lvl", "logger"], [], {})
+_PFX_NCCL = _pfx_regex(["nccl"])
+_CTX_SET = frozenset({"ts", "tsb", "lvl", "lvlb", "logger", "glogb", "glog", "vllm", "hfb", "dslvl", "pylog", "uvi"})
+_PFX_META = {
+    n: (n + "_l" if f"?P<{n}_l>" in p else None, tuple(n + s for s in ("_f", "_g") if f"?P<{n}{s}>" in p))
+    for n, p in _PFX_BRANCHES.items()
+}
+_ANSI_LOOSE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,512}(?:\x07|\x1b\\)?|\x1b|\[(?:\d{1,3};)*\d{1,3}m")
+_LEVEL_NORM = {"WARN": "WARNING", "FATAL": "CRITICAL", "I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}
+
+
+def _strip_prefixes(line: str) -> tuple[str, str | None, str | None, str]:
+    """Remove log prefixes; return (stream key, level, component hint, rest).
+
+    Why: '[rank3]:[W1122 ...] ' and '2024-.. - INFO - x - ' vary per line and
+    per rank; the stream key lets interleaved ranks be parsed separately.
+    """
+    key = ""
+    level: str | None = None
+    comp: str | None = None
+    table = _PFX_FIRST
+    pos = 0
+    n = len(line)
+    nccl = "NCCL " in line
+    for _ in range(6):
+        if pos >= n:
+            break
+        rx = table.get(line[pos])
+        m = rx.match(line, pos) if rx is not None else None
+        if m is None and nccl:
+            m = _PFX_NCCL.match(line, pos)
+        if m is None or m.end() == pos:
+            break
+        g = m.lastgroup
+        if g == "rank":
+            key += "r" + m.group("rank_n")
+        elif g == "pid":
+            key += "p" + m.group("pid_n")
+        elif g == "pdsh":
+            key += "h" + m.group("pdsh_h")
+        elif g == "srun":
+            key += "s" + m.group("srun_n")
+        elif g != "quote" and g != "nccl":
+            lvg, compgs = _PFX_META[g]  # type: ignore[index]
+            if lvg:
+                lv = m.group(lvg)
+                level = _LEVEL_NORM.get(lv, lv)
+            for cg in compgs:
+                name = m.group(cg)
+                if name:
+                    comp = _hint_component(g, name) or comp  # type: ignore[arg-type]
+        if g in _CTX_SET:
+            table = _PFX_CTX_LOGGER if " - " in line else _PFX_CTX
+        else:
+            table = _PFX_NEXT
+        pos = m.end()
+    return key, level, comp, line[pos:]
+
+
+def _hint_component(kind: str, name: str) -> str | None:
+    """Component named by a log prefix (logger name or source file); cached, names repeat on every line."""
+    k = (kind, name)
+    try:
+        return _HINT_CACHE[k]
+    except KeyError:
+        pass
+    if len(_HINT_CACHE) > 4096:
+        _HINT_CACHE.clear()
+    out = _HINT_CACHE[k] = _hint_component_uncached(kind, name)
+    return out
+
+
+_HINT_CACHE: dict[tuple[str, str], str | None] = {}
+
+
+def _hint_component_uncached(kind: str, name: str) -> str | None:
+    if "/" in name:
+        part = _pkg_part(name)
+        return _component(part) if part else None
+    if name in _FILE_COMPONENTS:
+        return _FILE_COMPONENTS[name]
+    if kind == "vllm":
+        return "vllm"
+    if kind == "hfb" and name.endswith(".py"):
+        return "transformers." + name[:-3]
+    if kind == "dslvl":
+        return "deepspeed"
+    if "." in name and not name.endswith((".py", ".cpp", ".cc", ".hpp", ".h")):
+        head = name.split(".", 1)[0]
+        if head in _LIBS:
+            return ".".join(name.split(".")[:3])
+    return None
+
+
+def _component(pkg_path: str) -> str | None:
+    """'deepspeed/runtime/zero/stage3.py' -> 'deepspeed.runtime.zero' (at most 3 levels)."""
+    parts = [p for p in pkg_path.split("/") if p]
+    if not parts:
+        return None
+    if parts[0].endswith((".egg", ".egg-info")) and len(parts) > 1:
+        parts = parts[1:]
+    stem = parts[-1].split(".", 1)[0]
+    mods = parts[:-1] + ([stem] if stem and stem != "__init__" else [])
+    out: list[str] = []
+    for p in mods[:3]:
+        if not p.isidentifier():
+            break
+        out.append(p)
+    return ".".join(out) if out else None

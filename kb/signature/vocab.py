@@ -1,0 +1,69 @@
+"""Known libraries: which path parts, logger names and file names name a component."""
+
+from __future__ import annotations
+
+
+# Top-level dirs that mark the package part of a path outside site-packages
+# (editable installs, source trees, glog file names like torch/distributed/...).
+_PATH_ROOTS = frozenset(
+    """torch torchvision torchaudio deepspeed transformers accelerate peft trl vllm
+    flash_attn xformers triton bitsandbytes apex megatron llamafactory swift
+    lightning pytorch_lightning sglang lmdeploy colossalai fairscale diffusers
+    unsloth auto_gptq awq optimum tensorrt_llm safetensors huggingface_hub
+    tokenizers sentence_transformers aten c10 mmcv verl openrlhf""".split()
+)
+# Libraries whose logger names / exception modules count as components.
+_LIBS = _PATH_ROOTS | frozenset(
+    "datasets ray numpy jax tensorflow keras onnxruntime nvidia timm".split()
+)
+# Components that nearly every traceback passes through; they rank last.
+_GENERIC_COMPONENTS = (
+    "torch.nn.modules",
+    "torch._tensor",
+    "torch.autograd",
+    "torch.utils._contextlib",
+    "torch._dynamo.eval_frame",
+    "torch._compile",
+    "torch.utils.checkpoint",
+    "accelerate.utils.operations",
+    "starlette",
+    "uvicorn",
+    "fastapi",
+    "anyio",
+    "click",
+    "typer",
+    "fire",
+    "hydra",
+    "_pytest",
+    "pluggy",
+    "torch.multiprocessing.spawn",
+    "torch.distributed.elastic",
+)
+# Single file names printed by C++/DeepSpeed log prefixes -> component.
+_FILE_COMPONENTS = {
+    "ProcessGroupNCCL.cpp": "torch.distributed",
+    "ProcessGroupNCCL.hpp": "torch.distributed",
+    "NCCLUtils.hpp": "torch.distributed",
+    "NCCLUtils.cpp": "torch.distributed",
+    "TCPStore.cpp": "torch.distributed",
+    "TCPStoreLibUvBackend.cpp": "torch.distributed",
+    "socket.cpp": "torch.distributed",
+    "ProcessGroupGloo.cpp": "torch.distributed",
+    "stage3.py": "deepspeed.runtime.zero",
+    "stage_1_and_2.py": "deepspeed.runtime.zero",
+    "partition_parameters.py": "deepspeed.runtime.zero",
+    "parameter_offload.py": "deepspeed.runtime.zero",
+    "partitioned_param_coordinator.py": "deepspeed.runtime.zero",
+    "builder.py": "deepspeed.ops",
+    "launch.py": "deepspeed.launcher",
+    "runner.py": "deepspeed.launcher",
+}
+# Exceptions that only say "a child failed"; the child's own error is the signal.
+_WRAPPERS = frozenset(
+    {
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError",
+        "ChildFailedError",
+        "subprocess.CalledProcessError",
+        "CalledProcessError",
+    }
+)
