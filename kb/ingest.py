@@ -17,11 +17,11 @@ import yaml
 from .config import MAX_ARTICLE_BYTES
 from .errors import ArticleError, KbError
 from .facts import parse_condition
+from .text import detect_lang
 from .scraped import clean_scraped_page
 
 ARTICLE_SUFFIXES = (".md", ".markdown", ".txt")
 _ID_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 # Linear-time: the optional closing #s are stripped in Python (`_heading_title`); a regex
 # like `(.+?)\s*#*\s*$` backtracks cubically on a heading line with a long run of spaces.
 _FIRST_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(\S.*)$", re.M)
@@ -41,17 +41,6 @@ class Document:
     path: str
     content_hash: str
     meta: dict = field(default_factory=dict)
-
-
-_FENCED = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
-
-
-def detect_lang(text: str) -> str:
-    """`zh` when Chinese characters make up a real share of the prose (code blocks aside), else `en`."""
-    text = _FENCED.sub(" ", text)
-    cjk = len(_CJK.findall(text))
-    latin = len(re.findall(r"[A-Za-z]", text))
-    return "zh" if cjk and cjk * 3 >= latin * 0.5 else "en"
 
 
 def valid_article_id(article_id: str) -> bool:

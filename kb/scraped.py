@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .text import HAN_CHAR
+
 # A line that starts the site's furniture: everything from here on is junk.
 _END_MARKER = re.compile(
     r"^(?:登录后查看全文|登录后发表评论|热门项目推荐|相关项目推荐|项目优选|最新内容推荐|相关推荐|猜你喜欢|推荐阅读|"
@@ -47,7 +49,6 @@ _COMMAND = re.compile(
     r"^(?:\$ )?(?:pip3?|conda|export|rm|python3?|git|apt(?:-get)?|nvidia-smi|torchrun|deepspeed|"
     r"accelerate|ds_report|mkdir|sudo|docker|ln|ulimit|unset|source|cd|CUDA_VISIBLE_DEVICES=\S+)\s"
 )
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ def _is_other_articles_list(line: str) -> bool:
     """"最新内容推荐" style: many CJK titles side by side on one long line, no full stops."""
     parts = line.split()
     return len(line) > 120 and len(parts) >= 4 and "。" not in line and sum(
-        1 for p in parts if _CJK.search(p)
+        1 for p in parts if HAN_CHAR.search(p)
     ) >= 4
 
 
@@ -86,7 +87,7 @@ def _looks_like_heading(line: str, next_line: str | None) -> bool:
         return False
     if _CODE_LIKE.search(s):
         return False
-    limit = 24 if _CJK.search(s) else 60
+    limit = 24 if HAN_CHAR.search(s) else 60
     if len(s) > limit or next_line is None:
         return False
     return len(next_line.strip()) > len(s) or next_line.strip().startswith("-")

@@ -28,11 +28,10 @@ from .config import MAX_QUERY_BYTES, RankingWeights
 from .embed import Encoder, compute_threads
 from .errors import NotFoundError, QueryError, QueryTooLargeError
 from .glossary import Glossary
-from .ingest import detect_lang
 from .signature import GENERIC_LINE, Signature, extract, focus, frame_calls
 from .facts import check, extract_facts, parse_condition
 from .store import Manifest, connect
-from .text import clean
+from .text import HAN, clean, detect_lang
 from .tokenize import Tokenizer
 from .verdict import ConfidenceModel, Context, Evidence, Verdict, decide
 
@@ -44,7 +43,7 @@ GENERIC_LINE_WEIGHT = 0.5
 real error line in a template match, so `matched_error` shows the real error line whenever one matches."""
 DENSE_QUERY_CHARS = 600
 """The signature text puts the exception and the user's words first; past this the model adds latency, not signal."""
-_WORD = re.compile(r"<[A-Z]+>|[A-Za-z_][A-Za-z0-9_.]*|[\u4e00-\u9fff]+")
+_WORD = re.compile(f"<[A-Z]+>|[A-Za-z_][A-Za-z0-9_.]*|[{HAN}]+")
 SNIPPET_CHARS = 500
 
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 import re
 from typing import Callable, Iterable
 
+from .text import HAN_RUN
+
 Segmenter = Callable[[str], Iterable[str]]
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::|/|-)[A-Za-z0-9_]+)*")
-_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _SEP = re.compile(r"\.|::|/|-|_")
 
@@ -61,7 +62,7 @@ class Tokenizer:
         tokens: list[str] = []
         for m in _IDENT.finditer(text):
             tokens.extend(identifier_tokens(m.group()))
-        for run in _CJK_RUN.findall(text):
+        for run in HAN_RUN.findall(text):
             for word in self.segmenter(run):
                 word = word.strip()
                 if word and word not in ZH_STOP:

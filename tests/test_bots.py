@@ -857,8 +857,8 @@ def response(*results, confident=True, verdict=None, reason="the error line matc
 
 
 def test_formatter_language_follows_the_message():
-    assert fmt.detect_lang("RuntimeError: CUDA error") == "en"
-    assert fmt.detect_lang("训练时 RuntimeError: CUDA error") == "zh"
+    assert fmt.reply_lang("RuntimeError: CUDA error") == "en"
+    assert fmt.reply_lang("训练时 RuntimeError: CUDA error") == "zh"
     resp = response(result(root_cause="The cause.", fix="The fix."))
     en = fmt.to_mattermost(fmt.build_answer(resp, "RuntimeError: x"))
     zh = fmt.to_mattermost(fmt.build_answer(resp, "报错 RuntimeError: x"))

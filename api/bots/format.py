@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Literal
 from urllib.parse import quote
 
+from kb.text import has_chinese
+
 # -- limits ----------------------------------------------------------------
 
 CODE_MAX_LINES = 12
@@ -31,12 +33,10 @@ REASON_MAX_CHARS = 300        # the core's one-line reason (it may quote an arti
 WECOM_MAX_BYTES = 2048        # message/send markdown.content limit
 SLACK_SECTION_MAX = 3000      # a section block's text limit
 
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-
-
-def detect_lang(text: str) -> Literal["zh", "en"]:
-    """Chinese if the message has any Chinese character, else English."""
-    return "zh" if _CJK.search(text or "") else "en"
+def reply_lang(text: str) -> Literal["zh", "en"]:
+    """Answer in Chinese when the message has any Chinese at all: a Chinese question around an
+    English error is a Chinese speaker asking (kb.text.has_chinese)."""
+    return "zh" if has_chinese(text) else "en"
 
 
 # -- wording -----------------------------------------------------------------
@@ -312,7 +312,7 @@ def build_answer(response, query: str, public_url: str = "") -> Answer:
     """The neutral answer for a `SearchResponse` (None: the query was empty).
 
     The wording follows the core's `verdict` and `reason`; no threshold on a confidence is kept here."""
-    lang = detect_lang(query)
+    lang = reply_lang(query)
     w = words(lang)
     if response is None:
         return Answer(lang, "empty", headline=w["headline_empty"])
@@ -337,7 +337,7 @@ def empty_answer(query: str = "") -> Answer:
 
 
 def error_answer(query: str, detail: str) -> Answer:
-    lang = detect_lang(query)
+    lang = reply_lang(query)
     detail = defuse_mentions(_HTML_TAG.sub("", str(detail)))[:300]
     return Answer(lang, "error", headline=f"{words(lang)['headline_error']}: {detail}")
 

@@ -27,7 +27,7 @@ from fastapi.responses import JSONResponse
 
 from ..settings import ApiSettings
 from .common import Dedupe, answer_for, background, denied, log, post_json, require, seen_events_path
-from .format import detect_lang, searching_text, to_slack
+from .format import reply_lang, searching_text, to_slack
 
 REPLAY_WINDOW_S = 5 * 60
 _USER_MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
@@ -108,7 +108,7 @@ def build_router(settings: ApiSettings) -> APIRouter:
             await post_json(response_url, payload)
 
         tasks.add_task(background("slack response_url", answer))
-        return JSONResponse({"response_type": "ephemeral", "text": searching_text(detect_lang(text))})
+        return JSONResponse({"response_type": "ephemeral", "text": searching_text(reply_lang(text))})
 
     @router.post("/slack/events")
     async def slack_events(request: Request, tasks: BackgroundTasks):

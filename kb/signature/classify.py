@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from ..text import EAST_ASIAN
 from .model import MAX_LINE
 from .mask import _A, _normalize
 from .prefixes import _ANSI_LOOSE, _strip_prefixes
@@ -110,7 +111,7 @@ _LOG_VERBS = re.compile(
     r"|Generating|Converting|Resolving|Stored in|Obtaining|Looking in|Checking)\b"
 )
 _PROSE_EN = re.compile(r"[A-Za-z][\w ,'\u2019?!.:;()/\"`-]*$")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_CJK = re.compile(f"[{EAST_ASIAN}]")
 _ASCII_SEG = re.compile(r"[\x20-\x7e]{12,}")
 _WORD = re.compile(r"[A-Za-z]{2,}")
 _CARET = re.compile(r"[\^~ ]+$")
