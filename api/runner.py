@@ -31,7 +31,7 @@ from fastapi import HTTPException
 from starlette.concurrency import run_in_threadpool
 
 from kb.pool import SearchPool, SearchPoolBroken
-from kb.search import SearchResponse
+from kb.results import SearchResponse
 from kb.service import KnowledgeBase
 
 from .settings import ApiSettings

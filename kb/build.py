@@ -32,6 +32,7 @@ from .store import (
     DataDir,
     EmbeddingCache,
     Manifest,
+    SnapshotFiles,
     check_manifest,
     connect,
     write_atomic,
@@ -154,12 +155,12 @@ class Writer:
             live: Path | None = self.data.current()
         except IndexMissingError:
             live = None
-        manifest = Manifest.read(live / "manifest.json") if live else None
+        manifest = Manifest.read(SnapshotFiles(live).manifest) if live else None
         if manifest and not rebuild:
             check_manifest(manifest, self._asked_model_id(), live)
         encoder = load_encoder(self.settings.embed_model or (manifest.model_id if manifest and not rebuild else None))
 
-        old = _read_article_index(live / "kb.sqlite") if live else {}
+        old = _read_article_index(SnapshotFiles(live).db) if live else {}
         upserts: dict[str, Document] = {}
         seen_paths: dict[str, str] = {}
         for doc in docs:
@@ -192,15 +193,14 @@ class Writer:
 
     def _build(self, building: Path, live: Path | None, upserts: dict[str, Document], removed: list[str],
                rebuild: bool, encoder: Encoder, report: IngestReport) -> None:
-        db_path = building / "kb.sqlite"
-        conn = connect(db_path)
+        conn = connect(SnapshotFiles(building).db)
         if live and not rebuild:
-            src = connect(live / "kb.sqlite", readonly=True)
+            src = connect(SnapshotFiles(live).db, readonly=True)
             src.backup(conn)
             src.close()
         conn.executescript(SCHEMA)
         if live and rebuild:
-            upserts = {**_documents_from(live / "kb.sqlite"), **upserts}
+            upserts = {**_documents_from(SnapshotFiles(live).db), **upserts}
             for a in removed:
                 upserts.pop(a, None)
         prepared = []
@@ -260,18 +260,19 @@ class Writer:
         index = faiss.IndexFlatIP(dim) if len(rows) <= FLAT_LIMIT else _hnsw(dim)
         if len(rows):
             index.add(matrix)
-        faiss.write_index(index, str(building / "dense.faiss"))
-        np.save(building / "chunk_ids.npy", chunk_ids)
+        files = SnapshotFiles(building)
+        faiss.write_index(index, str(files.dense))
+        np.save(files.chunk_ids, chunk_ids)
 
-        for name, token_lists in (("lexical", corpus_tokens), ("bridge", [r["bridge_tokens"].split() for r in rows])):
+        for path, token_lists in ((files.lexical, corpus_tokens), (files.bridge, [r["bridge_tokens"].split() for r in rows])):
             retriever = bm25s.BM25()
             retriever.index(token_lists if token_lists else [[""]], show_progress=False)
-            retriever.save(str(building / name), show_progress=False)
+            retriever.save(str(path), show_progress=False)
         df = Counter(t for toks in corpus_tokens for t in set(toks))
-        (building / "df.json").write_text(json.dumps({"n": len(rows), "df": df}, ensure_ascii=False))
+        files.df.write_text(json.dumps({"n": len(rows), "df": df}, ensure_ascii=False))
 
         n_articles = conn.execute("SELECT COUNT(*) FROM articles").fetchone()[0]
-        Manifest(FORMAT_VERSION, encoder.model_id, int(dim), n_articles, len(rows), time.time()).write(building / "manifest.json")
+        Manifest(FORMAT_VERSION, encoder.model_id, int(dim), n_articles, len(rows), time.time()).write(files.manifest)
         self.progress("index", 1, 1)
         return encoded
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -21,20 +22,29 @@ def default_data_dir() -> Path:
     return Path(base) / "kb"
 
 
+RANKING_FILE = Path(__file__).parent / "data" / "ranking.json"
+"""The ranking weights as data, written by scripts/tune_ranking.py beside the figures that chose them."""
+
+
 @dataclass(frozen=True)
 class RankingWeights:
-    """How the evidence is combined; values chosen on the eval set by scripts/tune_ranking.py."""
+    """How the evidence is combined (kb/search.py `FEATURES`); the values live in `RANKING_FILE`."""
 
-    lexical: float = 1.0
-    dense: float = 0.4
-    expansion: float = 0.2
-    bridge: float = 0.4
-    cross_boost: float = 2.0
-    code_bilingual: float = 0.25
-    template: float = 0.0
-    component: float = 0.3
-    calls: float = 0.5
-    facts: float = 0.3
+    lexical: float
+    dense: float
+    expansion: float
+    bridge: float
+    cross_boost: float
+    code_bilingual: float
+    template: float
+    component: float
+    calls: float
+    facts: float
+
+    @classmethod
+    def load(cls, path: Path = RANKING_FILE) -> "RankingWeights":
+        weights = json.loads(path.read_text(encoding="utf-8"))["weights"]
+        return cls(**{name: float(weights[name]) for name in cls.__dataclass_fields__})
 
 
 @dataclass(frozen=True)
@@ -42,7 +52,7 @@ class Settings:
     data_dir: Path = field(default_factory=default_data_dir)
     embed_model: str | None = None
     """None: use the model the index was built with (or the default for a new index)."""
-    ranking: RankingWeights = field(default_factory=RankingWeights)
+    ranking: RankingWeights = field(default_factory=RankingWeights.load)
 
     @classmethod
     def from_env(cls, **overrides) -> "Settings":

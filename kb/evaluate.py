@@ -19,7 +19,7 @@ from typing import Callable, Iterable
 
 from . import calibrate
 from .errors import KbError
-from .search import SearchResponse
+from .results import SearchResponse
 
 SearchFn = Callable[..., SearchResponse]
 """search(query, top_k, exclude=frozenset()) -> SearchResponse."""

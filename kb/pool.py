@@ -20,7 +20,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 from .config import Settings
 from .errors import KbError
-from .search import SearchResponse
+from .results import SearchResponse
 
 _kb = None  # the KnowledgeBase of a worker process
 

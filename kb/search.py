@@ -13,12 +13,14 @@ Evidence per article, combined with weights chosen on the eval set:
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import re
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Callable
 
 import bm25s
 import faiss
@@ -30,10 +32,12 @@ from .errors import NotFoundError, QueryError, QueryTooLargeError
 from .glossary import Glossary
 from .signature import GENERIC_LINE, Signature, extract, focus, frame_calls
 from .facts import check, extract_facts, parse_condition
-from .store import Manifest, connect
+from .store import Manifest, SnapshotFiles, connect
 from .text import HAN, clean, detect_lang
+from .results import Result, SearchResponse, snippet
 from .tokenize import Tokenizer
-from .verdict import ConfidenceModel, Context, Evidence, Verdict, decide
+from .trust import AGREEING_SIGNALS, RARE_WORDS, exception_names, is_prose, lead, platforms, short_exception
+from .verdict import ConfidenceModel, Context, Evidence, decide
 
 DENSE_CANDIDATES = 100
 POOL_PER_SIGNAL = 30
@@ -44,54 +48,6 @@ real error line in a template match, so `matched_error` shows the real error lin
 DENSE_QUERY_CHARS = 600
 """The signature text puts the exception and the user's words first; past this the model adds latency, not signal."""
 _WORD = re.compile(f"<[A-Z]+>|[A-Za-z_][A-Za-z0-9_.]*|[{HAN}]+")
-SNIPPET_CHARS = 500
-
-
-@dataclass
-class Result:
-    article_id: str
-    title: str
-    lang: str
-    score: float
-    confidence: float
-    root_cause: str
-    fix: str
-    snippet: str
-    source: str | None
-    tags: list[str]
-    matched_error: str | None
-    evidence: Evidence
-
-    def as_dict(self) -> dict:
-        d = {k: v for k, v in self.__dict__.items() if k != "evidence"}
-        d["score"] = round(self.score, 4)
-        d["confidence"] = round(self.confidence, 4)
-        d["evidence"] = self.evidence.as_dict()
-        return d
-
-
-@dataclass
-class SearchResponse:
-    results: list[Result]
-    confident: bool
-    verdict: str = "none"
-    """"answer" (the top result explains the error), "maybe" (related, check it) or "none" (no article covers it)."""
-    reason: str = ""
-    """One line a person can read: why the verdict is what it is."""
-    expanded_terms: list[str] = field(default_factory=list)
-    signature: dict = field(default_factory=dict)
-    took_ms: float = 0.0
-
-    def as_dict(self) -> dict:
-        return {
-            "results": [r.as_dict() for r in self.results],
-            "confident": self.confident,
-            "verdict": self.verdict,
-            "reason": self.reason,
-            "expanded_terms": self.expanded_terms,
-            "signature": self.signature,
-            "took_ms": round(self.took_ms, 2),
-        }
 
 
 FEATURES = ("lexical", "expansion", "bridge", "dense", "template", "component", "cross", "prose", "calls", "facts")
@@ -136,67 +92,6 @@ class ArticleMeta:
     """Parsed `applies_when` front matter (kb/facts.py), or None."""
 
 
-PLATFORMS = {
-    "xla": ("xla", "tpu", "jax", "jaxlib", "flax"),
-    "mps": ("mps", "metal"),
-    "rocm": ("rocm", "hip", "rccl", "miopen", "amdgpu"),
-    "npu": ("npu", "ascend", "cann", "hccl", "mindspore", "torch_npu"),
-    "xpu": ("xpu", "ipex", "oneapi"),
-    "hpu": ("hpu", "habana", "gaudi"),
-    "tensorflow": ("tensorflow", "keras"),
-    "paddle": ("paddle", "paddlepaddle"),
-    "onnxruntime": ("onnxruntime", "onnx"),
-    "tensorrt": ("tensorrt", "trtexec"),
-    "openvino": ("openvino",),
-}
-"""Platforms and frameworks besides PyTorch on CUDA, each with the tokens that name it: a paste about
-one that an article never names is an error from elsewhere that merely shares words."""
-_PLATFORM_OF = {tok: name for name, toks in PLATFORMS.items() for tok in toks}
-
-
-def platforms(tokens) -> frozenset[str]:
-    return frozenset(_PLATFORM_OF[t] for t in tokens if t in _PLATFORM_OF)
-
-
-AGREEING_SIGNALS = ("lexical", "expansion", "bridge", "dense", "template", "calls")
-RARE_WORDS = 8
-"""How many of the query's rarest words `rare_share` looks at."""
-
-_EXCEPTION_NAME = re.compile(r"\b([A-Z][A-Za-z0-9]*(?:Error|Exception|Exit|Interrupt|Failure|Fault))\b")
-
-
-def exception_names(lines) -> frozenset[str]:
-    return frozenset(m for line in lines for m in _EXCEPTION_NAME.findall(line))
-
-
-def short_exception(name: str | None) -> str | None:
-    """`torch.cuda.OutOfMemoryError` -> `OutOfMemoryError`; None for no exception or a bare `Exception`."""
-    if not name:
-        return None
-    short = re.split(r"\.|::", name)[-1]
-    return short if short not in ("Exception", "Error") else None
-
-
-_CODE_TOKEN = re.compile(
-    r"\b[A-Za-z]+[_.][A-Za-z0-9_.]+\b|\b\w*(?:Error|Exception|Warning|error)\b\s*:|"
-    r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Error|Exception|Warning)\b|\b[A-Z]{2,}_[A-Z_]+\b|\b[A-Za-z]+=\S|"
-    r"--[a-z][a-z-]+|\w+\(\)|`[^`]+`|Traceback|\b(?:DEBUG|INFO|ERROR|WARN(?:ING)?|FATAL|CRITICAL)\b"
-)
-
-
-def is_prose(sig: Signature, text: str) -> bool:
-    """A question in words, with no exception, identifier or log line to match exactly."""
-    return sig.exception is None and _CODE_TOKEN.search(text) is None
-
-
-def lead(scored: list[tuple[float, int]]) -> float:
-    """How far the top result stands ahead of the next, relative to its own score (0..1)."""
-    if not scored or scored[0][0] <= 0:
-        return 0.0
-    nxt = scored[1][0] if len(scored) > 1 else 0.0
-    return max(0.0, (scored[0][0] - nxt) / scored[0][0])
-
-
 def validate_query(query: str) -> str:
     """The query as the core may use it (lone surrogates replaced), or a QueryError saying what to send."""
     if not isinstance(query, str) or not query.strip():
@@ -217,19 +112,23 @@ class Searcher:
     """One open snapshot, ready to answer. Immutable after load, so safe across threads."""
 
     def __init__(self, snapshot: Path, encoder: Encoder, tokenizer: Tokenizer, glossary: Glossary,
-                 weights: RankingWeights, model: ConfidenceModel | None = None):
+                 weights: RankingWeights, model: ConfidenceModel | None = None,
+                 extractor: Callable[[str], Signature] = extract):
         self.path = snapshot
-        self.manifest = Manifest.read(snapshot / "manifest.json")
+        self.extractor = extractor
+        files = SnapshotFiles(snapshot)
+        self.manifest = Manifest.read(files.manifest)
         self.encoder, self.tokenizer, self.glossary, self.weights = encoder, tokenizer, glossary, weights
         self.model = model or ConfidenceModel.load()
-        self._db = connect(snapshot / "kb.sqlite", readonly=True)
+        self._db = connect(files.db, readonly=True)
         self._db_lock = threading.Lock()
-        self.lexical = bm25s.BM25.load(str(snapshot / "lexical"), mmap=False, show_progress=False)
-        self.bridge = bm25s.BM25.load(str(snapshot / "bridge"), mmap=False, show_progress=False)
-        self.dense = faiss.read_index(str(snapshot / "dense.faiss"))
+        self._owns_db = True
+        self.lexical = bm25s.BM25.load(str(files.lexical), mmap=False, show_progress=False)
+        self.bridge = bm25s.BM25.load(str(files.bridge), mmap=False, show_progress=False)
+        self.dense = faiss.read_index(str(files.dense))
         faiss.omp_set_num_threads(compute_threads())  # OpenMP spin-waits cost more than they give per query
-        chunk_ids = np.load(snapshot / "chunk_ids.npy")
-        df = json.loads((snapshot / "df.json").read_text())
+        chunk_ids = np.load(files.chunk_ids)
+        df = json.loads(files.df.read_text())
         self.n_chunks, self.df = max(1, df["n"]), df["df"]
 
         self.articles: list[ArticleMeta] = []
@@ -258,6 +157,16 @@ class Searcher:
         self.template_articles = {t: len({ai for ai, _ in places}) for t, places in self.exact_templates.items()}
         self.known_exceptions = frozenset().union(*(a.exceptions for a in self.articles)) if self.articles else frozenset()
         self._tokens_cache: dict[int, frozenset[str]] = {}
+
+    def variant(self, weights: RankingWeights | None = None,
+                extractor: Callable[[str], Signature] | None = None) -> "Searcher":
+        """This searcher with other weights or another signature extractor, sharing the loaded
+        index: how ablation and tuning switch parts off without touching the original."""
+        other = copy.copy(self)
+        other.weights = weights or self.weights
+        other.extractor = extractor or self.extractor
+        other._owns_db = False  # the original closes the shared connection
+        return other
 
     # -- evidence ---------------------------------------------------------
 
@@ -349,7 +258,7 @@ class Searcher:
         evaluation asks what kb says when the right article is missing).
         """
         query = validate_query(query)
-        sig = focus(extract(query))
+        sig = focus(self.extractor(query))
         qtext = sig.text() or query[:2000]
         q_tokens = self.tokenizer(qtext)
         q_lang = detect_lang(sig.prose or qtext)
@@ -602,7 +511,7 @@ class Searcher:
         matched = a.error_lines[tpl[1]] if tpl and tpl[1] >= 0 else None
         return Result(
             article_id=a.id, title=a.title, lang=a.lang, score=score, confidence=confidence,
-            root_cause=row["root_cause"], fix=row["fix"], snippet=_snippet(text), source=a.source,
+            root_cause=row["root_cause"], fix=row["fix"], snippet=snippet(text), source=a.source,
             tags=list(a.tags), matched_error=matched, evidence=ev,
         )
 
@@ -628,16 +537,16 @@ class Searcher:
                 "format_version": m.format_version, "snapshot": self.path.name, "built_at": m.created}
 
     def close(self) -> None:
-        self._db.close()
+        if self._owns_db:
+            self._db.close()
 
     def __del__(self) -> None:
         # A replaced searcher is freed when the last search using it ends. Its SQLite connection
         # sits in a reference cycle (its statement cache), so without this it would keep its
         # page cache and its file, perhaps already pruned, until the next cyclic collection.
         db = getattr(self, "_db", None)
-        if db is not None:
+        if db is not None and getattr(self, "_owns_db", False):
             db.close()
-
 
 def _top_articles(signals: list[np.ndarray]) -> set[int]:
     """The candidate pool: the best POOL_PER_SIGNAL articles of each signal that have any score."""
@@ -646,8 +555,3 @@ def _top_articles(signals: list[np.ndarray]) -> set[int]:
         best = np.argpartition(-signal, POOL_PER_SIGNAL)[:POOL_PER_SIGNAL] if len(signal) > POOL_PER_SIGNAL else range(len(signal))
         pool.update(int(i) for i in best if signal[i] > 0)
     return pool
-
-
-def _snippet(text: str) -> str:
-    text = text.strip()
-    return text if len(text) <= SNIPPET_CHARS else text[:SNIPPET_CHARS].rsplit(" ", 1)[0] + " …"

@@ -15,8 +15,9 @@ from .embed import load_encoder
 from .errors import NotFoundError
 from .glossary import Glossary, load_glossary
 from .ingest import parse_document, valid_article_id
-from .search import Searcher, SearchResponse
-from .store import DataDir, Manifest, check_manifest
+from .results import SearchResponse
+from .search import Searcher
+from .store import DataDir, Manifest, SnapshotFiles, check_manifest
 from .text import clean
 from .tokenize import Tokenizer
 
@@ -65,7 +66,7 @@ class KnowledgeBase:
             return self._searcher
 
     def _open(self, snapshot: Path) -> Searcher:
-        manifest = Manifest.read(snapshot / "manifest.json")
+        manifest = Manifest.read(SnapshotFiles(snapshot).manifest)
         asked = self.settings.embed_model
         if asked:
             check_manifest(manifest, load_encoder(asked).model_id, snapshot)

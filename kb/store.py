@@ -64,6 +64,47 @@ CREATE INDEX IF NOT EXISTS chunks_article ON chunks(article_id);
 
 
 @dataclass(frozen=True)
+class SnapshotFiles:
+    """The files of one snapshot: the one place their names are spelled (the writer is
+    kb/build.py, the reader kb/search.py)."""
+
+    root: Path
+
+    @property
+    def db(self) -> Path:
+        """SQLite: articles and chunks (SCHEMA)."""
+        return self.root / "kb.sqlite"
+
+    @property
+    def manifest(self) -> Path:
+        return self.root / "manifest.json"
+
+    @property
+    def lexical(self) -> Path:
+        """bm25s index of the chunks' own tokens."""
+        return self.root / "lexical"
+
+    @property
+    def bridge(self) -> Path:
+        """bm25s index of the chunks' glossary terms in the other language."""
+        return self.root / "bridge"
+
+    @property
+    def dense(self) -> Path:
+        return self.root / "dense.faiss"
+
+    @property
+    def chunk_ids(self) -> Path:
+        """The chunk id of each row of the lexical and dense indexes."""
+        return self.root / "chunk_ids.npy"
+
+    @property
+    def df(self) -> Path:
+        """Document frequency of each lexical token, and the chunk count."""
+        return self.root / "df.json"
+
+
+@dataclass(frozen=True)
 class Manifest:
     format_version: int
     model_id: str
@@ -123,7 +164,7 @@ class DataDir:
 
     def current(self) -> Path:
         name = self.current_name()
-        if not name or not (self.snapshots / name / "manifest.json").exists():
+        if not name or not SnapshotFiles(self.snapshots / name).manifest.exists():
             raise IndexMissingError(
                 f"no index in {self.root} yet: run `kb ingest corpus/` (or pass --data-dir / set KB_DATA_DIR)"
             )

@@ -4,18 +4,17 @@
 
 Rows: the full system; without error-signature extraction (the raw paste is the query);
 without the bilingual glossary (no query expansion, no bridge index); without the dense
-model; lexical BM25 alone. Parts are switched off in this process only (weights, or the
-extractor replaced by one that returns the paste unchanged); the index is the same.
+model; lexical BM25 alone. Each variant is `Searcher.variant()` (other weights, or an
+extractor that returns the paste unchanged) over the same loaded index.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-import kb.search as search_module
 from kb.evaluate import run
 from _eval_args import open_eval
-from kb.signature import Signature
+from kb.signature import Signature, extract
 
 
 def raw_paste(text: str) -> Signature:
@@ -28,28 +27,21 @@ def main() -> None:
     searcher = kb.searcher()
     full = searcher.weights
     variants = [
-        ("full", full, search_module.extract),
+        ("full", full, extract),
         ("no signature", full, raw_paste),
-        ("no glossary", replace(full, expansion=0.0, bridge=0.0), search_module.extract),
-        ("no dense", replace(full, dense=0.0), search_module.extract),
+        ("no glossary", replace(full, expansion=0.0, bridge=0.0), extract),
+        ("no dense", replace(full, dense=0.0), extract),
         ("BM25 only", replace(full, expansion=0.0, bridge=0.0, dense=0.0, template=0.0, component=0.0), raw_paste),
     ]
-    original_extract = search_module.extract
     print(f"{'variant':<14} {'kind':<10} {'R@1':>6} {'R@5':>6} {'MRR':>6} {'conf-acc':>8} {'p50 ms':>7}")
-    try:
-        for name, weights, extractor in variants:
-            searcher.weights = weights
-            search_module.extract = extractor
-            report = run(queries, lambda q, k: searcher.search(q, top_k=k))
-            for k in [*report.per_kind, report.overall]:
-                r1 = "  -  " if k.recall_at_1 is None else f"{k.recall_at_1:.3f}"
-                r5 = "  -  " if k.recall_at_5 is None else f"{k.recall_at_5:.3f}"
-                mrr = "  -  " if k.mrr is None else f"{k.mrr:.3f}"
-                print(f"{name:<14} {k.kind:<10} {r1:>6} {r5:>6} {mrr:>6} {k.confident_accuracy:>8.3f} {k.p50_ms:>7.1f}")
-    finally:
-        searcher.weights = full
-        search_module.extract = original_extract
-
+    for name, weights, extractor in variants:
+        variant = searcher.variant(weights=weights, extractor=extractor)
+        report = run(queries, lambda q, k, exclude=frozenset(): variant.search(q, top_k=k, exclude=exclude))
+        for k in [*report.per_kind, report.overall]:
+            r1 = "  -  " if k.recall_at_1 is None else f"{k.recall_at_1:.3f}"
+            r5 = "  -  " if k.recall_at_5 is None else f"{k.recall_at_5:.3f}"
+            mrr = "  -  " if k.mrr is None else f"{k.mrr:.3f}"
+            print(f"{name:<14} {k.kind:<10} {r1:>6} {r5:>6} {mrr:>6} {k.confident_accuracy:>8.3f} {k.p50_ms:>7.1f}")
 
 if __name__ == "__main__":
     main()

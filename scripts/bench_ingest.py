@@ -20,7 +20,7 @@ from pathlib import Path
 from kb.config import Settings
 from kb.embed import load_encoder
 from kb.service import KnowledgeBase
-from kb.store import DataDir
+from kb.store import DataDir, SnapshotFiles
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -39,7 +39,7 @@ def main() -> None:
         report = kb.ingest([Path(p) for p in args.paths])
         ingest_s = time.perf_counter() - t
         snap = DataDir(Path(tmp)).current()
-        conn = sqlite3.connect(snap / "kb.sqlite")
+        conn = sqlite3.connect(SnapshotFiles(snap).db)
         texts = [f"{title}\n{text}" for title, text in conn.execute(
             "SELECT a.title, c.text FROM chunks c JOIN articles a ON a.id = c.article_id ORDER BY c.id")]
         conn.close()

@@ -1,13 +1,14 @@
 """Choose the ranking weights on the evaluation set, and say how well that choice generalises.
 
-    .venv/bin/python scripts/tune_ranking.py [--queries corpus/eval/queries.jsonl] [--data-dir DIR]
+    .venv/bin/python scripts/tune_ranking.py [--queries corpus/eval/queries.jsonl] [--data-dir DIR] [--write]
 
 Evidence is gathered once per query, dense similarity included; then a grid over the
 fusion weights is scored by the mean over query kinds of MRR (so no kind is sacrificed
 for another). The same choice is then made inside 5 folds grouped by article (kb/calibrate.py
 folds) and scored on the held-out fold: the out-of-fold R@1 per kind is the honest figure.
-Prints the table and the values to put in kb/config.py. The confidence model is fitted
-separately, on the ranking this chooses: scripts/fit_confidence.py.
+Prints the table; `--write` puts the chosen weights and those figures into kb/data/ranking.json,
+which the core loads. The confidence model is fitted separately, on the ranking this
+chooses: scripts/fit_confidence.py (run it after a --write).
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from kb.config import RankingWeights
+import sys
+
+from kb.config import RANKING_FILE, RankingWeights
 from kb.calibrate import FOLDS, folds
 from _eval_args import open_eval
 
@@ -77,6 +80,9 @@ def choose(searcher, gathered):
 
 
 def main() -> None:
+    write = "--write" in sys.argv
+    if write:
+        sys.argv.remove("--write")
     kb, queries = open_eval(__doc__)
     searcher = kb.searcher()
     gathered = []
@@ -103,12 +109,16 @@ def main() -> None:
         for kind, r1 in recall_at_1(searcher, test, chosen).items():
             n = sum(1 for q, _, _ in test if q.relevant and q.kind == kind)
             oof[kind] += [r1] * n
-    print("R@1 out of fold (weights chosen without the held-out articles):",
-          {k: round(sum(v) / len(v), 3) for k, v in sorted(oof.items())},
+    oof_r1 = {k: round(sum(v) / len(v), 3) for k, v in sorted(oof.items())}
+    print("R@1 out of fold (weights chosen without the held-out articles):", oof_r1,
           "in-sample:", {k: round(v, 3) for k, v in sorted(recall_at_1(searcher, gathered, weights).items())})
-    print("\nPut into kb/config.py RankingWeights:")
-    print(json.dumps({k: getattr(weights, k) for k in GRID}, indent=2))
-
+    chosen = {k: getattr(weights, k) for k in RankingWeights.__dataclass_fields__}
+    print(json.dumps(chosen, indent=2))
+    if write:
+        doc = json.loads(RANKING_FILE.read_text(encoding="utf-8"))
+        doc.update(weights=chosen, out_of_fold_recall_at_1=oof_r1)
+        RANKING_FILE.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {RANKING_FILE}; now refit the confidence model: scripts/fit_confidence.py")
 
 if __name__ == "__main__":
     main()

@@ -1,0 +1,71 @@
+"""Clues that tie a result to the query beyond its scores: platforms, exception names, prose, lead.
+
+The searcher turns them into `Evidence` (kb/verdict.py), which the confidence model reads.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .signature import Signature
+
+
+PLATFORMS = {
+    "xla": ("xla", "tpu", "jax", "jaxlib", "flax"),
+    "mps": ("mps", "metal"),
+    "rocm": ("rocm", "hip", "rccl", "miopen", "amdgpu"),
+    "npu": ("npu", "ascend", "cann", "hccl", "mindspore", "torch_npu"),
+    "xpu": ("xpu", "ipex", "oneapi"),
+    "hpu": ("hpu", "habana", "gaudi"),
+    "tensorflow": ("tensorflow", "keras"),
+    "paddle": ("paddle", "paddlepaddle"),
+    "onnxruntime": ("onnxruntime", "onnx"),
+    "tensorrt": ("tensorrt", "trtexec"),
+    "openvino": ("openvino",),
+}
+"""Platforms and frameworks besides PyTorch on CUDA, each with the tokens that name it: a paste about
+one that an article never names is an error from elsewhere that merely shares words."""
+_PLATFORM_OF = {tok: name for name, toks in PLATFORMS.items() for tok in toks}
+
+
+def platforms(tokens) -> frozenset[str]:
+    return frozenset(_PLATFORM_OF[t] for t in tokens if t in _PLATFORM_OF)
+
+
+AGREEING_SIGNALS = ("lexical", "expansion", "bridge", "dense", "template", "calls")
+RARE_WORDS = 8
+"""How many of the query's rarest words `rare_share` looks at."""
+
+_EXCEPTION_NAME = re.compile(r"\b([A-Z][A-Za-z0-9]*(?:Error|Exception|Exit|Interrupt|Failure|Fault))\b")
+
+
+def exception_names(lines) -> frozenset[str]:
+    return frozenset(m for line in lines for m in _EXCEPTION_NAME.findall(line))
+
+
+def short_exception(name: str | None) -> str | None:
+    """`torch.cuda.OutOfMemoryError` -> `OutOfMemoryError`; None for no exception or a bare `Exception`."""
+    if not name:
+        return None
+    short = re.split(r"\.|::", name)[-1]
+    return short if short not in ("Exception", "Error") else None
+
+
+_CODE_TOKEN = re.compile(
+    r"\b[A-Za-z]+[_.][A-Za-z0-9_.]+\b|\b\w*(?:Error|Exception|Warning|error)\b\s*:|"
+    r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Error|Exception|Warning)\b|\b[A-Z]{2,}_[A-Z_]+\b|\b[A-Za-z]+=\S|"
+    r"--[a-z][a-z-]+|\w+\(\)|`[^`]+`|Traceback|\b(?:DEBUG|INFO|ERROR|WARN(?:ING)?|FATAL|CRITICAL)\b"
+)
+
+
+def is_prose(sig: Signature, text: str) -> bool:
+    """A question in words, with no exception, identifier or log line to match exactly."""
+    return sig.exception is None and _CODE_TOKEN.search(text) is None
+
+
+def lead(scored: list[tuple[float, int]]) -> float:
+    """How far the top result stands ahead of the next, relative to its own score (0..1)."""
+    if not scored or scored[0][0] <= 0:
+        return 0.0
+    nxt = scored[1][0] if len(scored) > 1 else 0.0
+    return max(0.0, (scored[0][0] - nxt) / scored[0][0])
