@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import kb.signature.extractor as sig_mod  # the extractor module: its shortcuts are switched off below
+import kb.signature.scan as sig_mod  # the driver of one pass: its shortcuts are switched off below
 from kb.signature import Signature, _extract, extract, is_error_line, mask
 
 # ---------------------------------------------------------------------------

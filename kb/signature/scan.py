@@ -1,0 +1,120 @@
+"""`extract()`: the driver of one pass over a paste. Most lines of a long log are chatter,
+decided once per line shape here; the rest go to the extractor's state machine."""
+
+from __future__ import annotations
+
+from itertools import accumulate
+
+from .model import MAX_LINE, MAX_TEXT, Signature
+from .mask import _ANSI_ESC
+from .prefixes import _ANSI_LOOSE
+from .classify import _CJK, _kw_hit
+from .extractor import _Extractor
+from .assemble import assemble
+
+
+def extract(text: str) -> Signature:
+    """Pick the signal of a pasted error: exception, signal lines, templates, components, prose.
+
+    Why: retrieval on a 200-line paste is dominated by noise (frames, progress
+    bars, env dumps); the signature keeps what identifies the failure.
+    Never raises; input beyond MAX_TEXT keeps its head and (more of) its tail,
+    where the final exception lives.
+    """
+    try:
+        return _extract(text)
+    except Exception:  # pragma: no cover - last-resort guard, extraction is best effort
+        return Signature(None, None, (), (), (), "")
+
+
+# What a line outside any traceback, message or summary is (see _quiet_kind).
+_PARSE, _PARSE_KW, _NOISE, _PROSE, _BLANK = range(5)
+_DIGITS_TO_0 = bytes.maketrans(b"123456789", b"000000000")
+
+
+def _quiet_kind(raw: str) -> int:
+    """Parse the line (keyword gate off/on), or drop it as noise, prose or blank.
+
+    Why: most of a long paste is chatter (INFO lines, bars, metrics) and is
+    rejected here with a few substring tests.  The answer never depends on
+    which digits a line holds, so the caller decides each line shape once.
+    """
+    if ("INFO" in raw[:64] or "it/s]" in raw or "s/it]" in raw) and not (
+        "rror" in raw or "ail" in raw or "Traceback" in raw
+    ):
+        kw = False  # INFO chatter and progress bars: the commonest noise, decided without the gate
+    else:
+        kw = _kw_hit(raw.lower())
+    if (
+        kw
+        or (raw[:1] in "WEF" and raw[1:5].isdigit())  # glog W/E/F lines carry their level only
+        or "Traceback" in raw
+        or "Root Cause" in raw
+        or "Failures:" in raw
+        or (not raw.isascii() and _CJK.search(raw))
+    ):
+        return _PARSE_KW if kw else _PARSE
+    body = raw.strip()
+    if _Extractor.prose_like(body) and not raw.startswith(("    ", "\t")):
+        return _PROSE
+    return _NOISE if body else _BLANK
+
+
+def _extract(text: str) -> Signature:
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    elif not isinstance(text, str):
+        text = str(text)
+    if len(text) > MAX_TEXT:
+        text = text[: MAX_TEXT // 4] + "\n" + text[-(MAX_TEXT * 3 // 4):]
+    if "\x1b" in text:
+        text = _ANSI_ESC.sub("", text)
+    if "[0m" in text or "[0;" in text:
+        text = _ANSI_LOOSE.sub("", text)  # colour codes whose ESC was lost in copy-paste
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    ex = _Extractor()
+    feed = ex.feed
+    kinds: dict[bytes, int] = {}  # line shape -> _quiet_kind(); log lines repeat their shape with new numbers
+    lines = ex.lines = text.split("\n")
+    ends: list[int] = []  # total length of lines[:i + 1], computed at the first traceback run
+    skip_to = 0
+    for pos, raw in enumerate(lines):
+        if pos < skip_to:
+            continue  # taken by a traceback run
+        if ex.odd_busy or raw.startswith(("[rank", "[default", "(")):
+            busy = ex.busy_until  # the line may belong to any stream
+        else:
+            busy = ex.main_busy_until  # an unprefixed line belongs to the main stream
+        if pos > busy:
+            # No stream is mid-structure: most lines are chatter, decided once per shape.
+            if len(raw) > MAX_LINE:
+                raw = raw[:MAX_LINE]
+            shape = raw.encode("utf-8", "surrogatepass").translate(_DIGITS_TO_0)
+            kind = kinds.get(shape)
+            if kind is None:
+                kind = kinds[shape] = _quiet_kind(raw)
+            if kind == _PROSE:
+                ex.prose.append((pos, raw.strip(), None))
+                continue
+            if kind == _NOISE:  # log noise still belongs to the pasted span
+                if ex.first_log < 0:
+                    ex.first_log = pos
+                ex.last_log = pos
+                continue
+            if kind == _BLANK:
+                continue
+            ex.kw = kind == _PARSE_KW
+        else:
+            ex.kw = None
+        feed(pos, raw)
+        if ex.run is not None and pos + 1 < len(lines):
+            if not ends:
+                ends = list(accumulate(map(len, lines)))
+            taken = ex.take_run(text, ends[pos] + pos + 1)  # where the next line starts
+            if taken:
+                skip_to = pos + 1 + len(taken)
+                ex.last_log = skip_to - 1
+    return assemble(ex)
