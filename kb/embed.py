@@ -26,9 +26,17 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
+_threads = 1
+
+
+def use_threads(n: int) -> None:
+    """Threads for one query's model and vector-search work in this process (`Settings.threads`)."""
+    global _threads
+    _threads = max(1, int(n))
+
+
 def compute_threads() -> int:
-    """Threads for one query's model and vector-search work (KB_THREADS, default 1)."""
-    return max(1, int(os.environ.get("KB_THREADS", "1")))
+    return _threads
 
 
 class Encoder(ABC):
@@ -91,7 +99,7 @@ class SentenceTransformerEncoder(Encoder):
 
                 # One thread per encode: on 2 cores, torch's own thread pool fights the
                 # server's request threads and other processes (measured: 22 ms vs 200+ ms
-                # for a one-line query under load). KB_THREADS overrides.
+                # for a one-line query under load). `Settings.threads` overrides.
                 torch.set_num_threads(compute_threads())
                 transformers.logging.set_verbosity_error()
                 transformers.logging.disable_progress_bar()

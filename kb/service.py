@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .build import IngestReport, Progress, Writer
 from .config import Settings
-from .embed import load_encoder
+from .embed import load_encoder, use_threads
 from .errors import NotFoundError
 from .glossary import Glossary, load_glossary
 from .ingest import parse_document, valid_article_id
@@ -26,6 +26,7 @@ class KnowledgeBase:
     def __init__(self, settings: Settings | None = None, tokenizer: Tokenizer | None = None,
                  glossary: Glossary | None = None):
         self.settings = settings or Settings.from_env()
+        use_threads(self.settings.threads)
         self.data = DataDir(self.settings.data_dir)
         self.tokenizer = tokenizer or Tokenizer()
         self._glossary = glossary

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from kb.config import MAX_QUERY_BYTES, Settings, default_data_dir
+from kb.config import MAX_QUERY_BYTES, Settings
 from kb.errors import KbError
 from kb.text import clean, decode, tail
 
@@ -17,7 +17,7 @@ from . import render
 
 DATA_DIR_HELP = "Index location. Default: $KB_DATA_DIR, else $XDG_DATA_HOME/kb, else ~/.local/share/kb."
 data_dir_option = click.option(
-    "--data-dir", type=click.Path(file_okay=False, path_type=Path), envvar="KB_DATA_DIR",
+    "--data-dir", type=click.Path(file_okay=False, path_type=Path),
     default=None, help=DATA_DIR_HELP,
 )
 
@@ -173,21 +173,21 @@ def serve(data_dir, host, port, workers):
     """
     import uvicorn
 
-    if data_dir:
-        os.environ["KB_DATA_DIR"] = str(data_dir)
-    os.environ.setdefault("KB_DATA_DIR", str(default_data_dir()))
+    from api.main import create_app
+    from api.settings import ApiSettings
+    from kb.service import KnowledgeBase
+
+    settings = ApiSettings.from_env(data_dir=data_dir, search_processes=workers or default_workers())
     try:
-        _kb(data_dir).data.current()
+        KnowledgeBase(settings).data.current()
     except KbError as exc:
         raise click.ClickException(str(exc)) from None
     port_is_free(host, port)
-    workers = workers or default_workers()
-    os.environ["KB_SEARCH_PROCESSES"] = str(workers)
     limit_malloc_arenas()
-    click.echo(f"kb: serving {os.environ['KB_DATA_DIR']} on http://{host}:{port} with {workers} worker(s) "
+    click.echo(f"kb: serving {settings.data_dir} on http://{host}:{port} with {settings.search_processes} worker(s) "
                "(docs at /docs)", err=True)
     # One HTTP process: the searches are spread over the workers by the app itself (kb.pool).
-    uvicorn.run("api.main:create_app", factory=True, host=host, port=port, log_level="info", timeout_keep_alive=5)
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="info", timeout_keep_alive=5)
 
 
 def port_is_free(host: str, port: int) -> None:
