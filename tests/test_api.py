@@ -240,3 +240,16 @@ def test_real_server_process(kb, settings):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_the_http_response_models_mirror_the_core_result_shape(kb):
+    """One shape: the API's documented models carry exactly the fields the core returns."""
+    from api.schemas import Evidence as PublicEvidence, SearchResponsePublic, SearchResultPublic
+
+    response = kb.search("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", top_k=2)
+    body = response.as_dict()
+    assert set(SearchResponsePublic.model_fields) == set(body) - {"search_id"}
+    result = body["results"][0]
+    assert set(SearchResultPublic.model_fields) == set(result)
+    assert set(PublicEvidence.model_fields) <= set(result["evidence"])
+    SearchResponsePublic.model_validate(body)  # and the values fit the documented types
