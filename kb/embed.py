@@ -20,6 +20,7 @@ import numpy as np
 
 from .config import DEFAULT_EMBED_MODEL
 from .errors import KbError
+from .text import HAN
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -59,7 +60,7 @@ def _normalise(vectors: np.ndarray) -> np.ndarray:
 class HashEncoder(Encoder):
     """Feature hashing of words and character bigrams: deterministic, no weights, no torch."""
 
-    _words = re.compile(r"[A-Za-z0-9_]+|[\u4e00-\u9fff]")
+    _words = re.compile(f"[A-Za-z0-9_]+|[{HAN}]")
 
     def __init__(self, dim: int = 256):
         self.model_id = f"hash-{dim}"

@@ -46,6 +46,8 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Iterable
 
+from .text import HAN_CHAR, HAN_RUN
+
 __all__ = [
     "DEFAULT_PATH",
     "Expansion",
@@ -59,10 +61,6 @@ __all__ = [
 #: data machinery is needed).
 DEFAULT_PATH = Path(__file__).parent / "data" / "glossary.tsv"
 
-# Han ideographs (CJK unified + extension A + compatibility + supplementary planes).
-_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
-_HAN_RE = re.compile(f"[{_HAN}]")
-_HAN_RUN_RE = re.compile(f"[{_HAN}]+")
 
 # All matcher regexes use re.ASCII: \w and \s are ASCII-only, so a Han character
 # counts as a word boundary for English terms ("显存OOM了" contains "oom").
@@ -225,7 +223,7 @@ def _first_kind(folded: str) -> str:
     first = folded[0]
     if first in _ASCII_WORD:
         return _WORD
-    return _HAN_KIND if _HAN_RE.match(first) else _OTHER
+    return _HAN_KIND if HAN_CHAR.match(first) else _OTHER
 
 
 class Glossary:
@@ -274,7 +272,7 @@ class Glossary:
         self._present_re: dict[str, re.Pattern[bytes]] = {}
         self._han_reach = max(
             (max(len(f) - len(f.lstrip(_NOT_HAN)), len(f) - len(f.rstrip(_NOT_HAN)))
-             for t, f in self._folded.items() if _HAN_RE.search(f)),
+             for t, f in self._folded.items() if HAN_CHAR.search(f)),
             default=0,
         )
 
@@ -325,7 +323,7 @@ class Glossary:
         memo = self._memo
         if matched in memo:
             return memo[matched]
-        side = _ZH if _HAN_RE.search(matched) else _EN
+        side = _ZH if HAN_CHAR.search(matched) else _EN
         keys = self._keys[side]
         key = _key(matched)
         hits = keys.get(key)
@@ -362,7 +360,7 @@ class Glossary:
                     out.append((m.start(), m.end(), hits))
                 pos = m.start() + 1  # the next match may start inside this one
         trie, n = self._han_trie, len(low)
-        for run in _HAN_RUN_RE.finditer(low):
+        for run in HAN_RUN.finditer(low):
             i = run.start()
             for ch in run.group():
                 node = trie.get(ch)
@@ -428,7 +426,7 @@ class Glossary:
         """The parts of a text where a Chinese term could occur (every zh term contains Han)."""
         reach = self._han_reach
         return "\x00".join(
-            low[max(0, m.start() - reach) : m.end() + reach] for m in _HAN_RUN_RE.finditer(low)
+            low[max(0, m.start() - reach) : m.end() + reach] for m in HAN_RUN.finditer(low)
         )
 
     def expand(self, text: str) -> Expansion:
@@ -476,10 +474,10 @@ def _split_side(raw: str, side: str, source: str, lineno: int) -> tuple[str, ...
         if not term.isprintable():
             raise GlossaryError(source, lineno, f"{side} term {term!r} contains control characters")
         if side == _ZH:
-            if not _HAN_RE.search(term):
+            if not HAN_CHAR.search(term):
                 raise GlossaryError(source, lineno, f"zh term {term!r} has no Chinese characters")
         else:
-            if _HAN_RE.search(term):
+            if HAN_CHAR.search(term):
                 raise GlossaryError(source, lineno, f"en term {term!r} contains Chinese characters")
             if not term.isascii():
                 raise GlossaryError(source, lineno, f"en term {term!r} is not ASCII")

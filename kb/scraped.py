@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .text import HAN_CHAR
+from .text import HAN, HAN_CHAR
 
 # A line that starts the site's furniture: everything from here on is junk.
 _END_MARKER = re.compile(
@@ -36,7 +36,7 @@ _LANG_LINE = re.compile(rf"^(?:{_LANGS})$")
 _COUNT_LINE = re.compile(r"^\d+(?:\.\d+)?\s?[KkMm万w]?$")
 # A project card glued into one line: "...description.Python00", "...方案。00", "- QQwen3...Python00".
 _CARD_TAIL = re.compile(
-    rf"(?:(?<![A-Za-z0-9_\-/])(?:{_LANGS})\d{{1,5}}|[。.!！)）]\d{{2,5}}|[\u4e00-\u9fff]0\d{{1,3}}|[。！)）](?:{_LANGS}))$"
+    rf"(?:(?<![A-Za-z0-9_\-/])(?:{_LANGS})\d{{1,5}}|[。.!！)）]\d{{2,5}}|[{HAN}]0\d{{1,3}}|[。！)）](?:{_LANGS}))$"
 )
 _BYLINE = re.compile(r"^(?:\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2})?\s*作者[:：]|(?:Posted|Published) on \d{4}-\d{2}-\d{2})")
 _SENTENCE_END = re.compile(r"[。！？!?；;，,：:.…]$")

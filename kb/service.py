@@ -7,12 +7,13 @@ next call opens it, while calls already running finish on the old one.
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 from .build import IngestReport, Progress, Writer
 from .config import Settings
 from .embed import load_encoder, use_threads
-from .errors import NotFoundError
+from .errors import IndexMissingError, NotFoundError
 from .glossary import Glossary, load_glossary
 from .ingest import parse_document, valid_article_id
 from .results import SearchResponse
@@ -115,9 +116,8 @@ class KnowledgeBase:
         `kb ingest --prune` keeps it.
         """
         raw = clean(text).encode("utf-8")
-        probe = parse_document(raw, f"api-article.{fmt}", default_id="")
-        path = self.data.articles_dir / f"{probe.id}.{fmt}"
-        doc = parse_document(raw, str(path))
+        doc = parse_document(raw, f"api-article.{fmt}", default_id="")  # errors name the request, not a file
+        doc = replace(doc, path=str(self.data.articles_dir / f"{doc.id}.{fmt}"))
         existed = self._exists(doc.id)
         self.writer().upsert(doc, file_bytes=raw)
         return doc.id, not existed
@@ -130,5 +130,5 @@ class KnowledgeBase:
     def _exists(self, article_id: str) -> bool:
         try:
             return article_id in self.searcher().index_of
-        except Exception:
-            return False
+        except IndexMissingError:
+            return False  # the first article of a new knowledge base

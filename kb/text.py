@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 
 _SURROGATES = re.compile("[\ud800-\udfff]")
-HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-"""CJK unified ideographs, extension A and the compatibility block: Chinese characters."""
+HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+"""Han ideographs: CJK unified, extension A, the compatibility block and the supplementary planes."""
 EAST_ASIAN = "\u3040-\u30ff" + HAN + "\uac00-\ud7af"
 """Chinese plus Japanese kana and Korean hangul: text that is not a log line's ASCII."""
 HAN_CHAR = re.compile(f"[{HAN}]")

@@ -167,7 +167,7 @@ _HTML_TAGS = ("a|abbr|b|big|blockquote|br|center|code|del|details|div|em|font|h[
               "ol|p|pre|q|s|small|span|strike|strong|sub|summary|sup|table|tbody|td|th|thead|tr|tt|u|ul|at|"
               "iframe|script|style|video|audio|source|picture|svg|input|button|form|meta|link")
 _HTML_TAG = re.compile(rf"</?(?:{_HTML_TAGS})\b[^<>]*/?>", re.I)
-_MENTION = re.compile(r"@(?=[\w\u4e00-\u9fff])")
+_MENTION = re.compile(r"@(?=\w)")  # \w covers Chinese names too
 _ZWSP = "\u200b"
 
 
