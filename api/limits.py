@@ -1,8 +1,12 @@
-"""Reject over-large request bodies before they are read into memory."""
+"""Limits at the edge: over-large request bodies rejected before they are read, votes per client."""
 
 from __future__ import annotations
 
 import json
+import time
+from collections import deque
+
+FEEDBACK_PER_MINUTE = 30
 
 
 class BodyLimitMiddleware:
@@ -64,3 +68,24 @@ class BodyLimitMiddleware:
 
 class _TooLarge(Exception):
     pass
+
+
+class PerClientLimit:
+    """At most `per_minute` calls per client address in any sliding minute (one process's view)."""
+
+    def __init__(self, per_minute: int, max_clients: int = 10_000):
+        self.per_minute, self.max_clients = per_minute, max_clients
+        self._seen: dict[str, deque] = {}
+
+    def allow(self, client: str) -> bool:
+        now = time.monotonic()
+        hits = self._seen.setdefault(client, deque())
+        while hits and now - hits[0] > 60:
+            hits.popleft()
+        if len(hits) >= self.per_minute:
+            return False
+        hits.append(now)
+        if len(self._seen) > self.max_clients:  # forget the quietest clients first
+            for key in [k for k, v in self._seen.items() if not v][: len(self._seen) // 2] or list(self._seen)[:1]:
+                self._seen.pop(key, None)
+        return True

@@ -26,11 +26,11 @@ from kb.errors import (
 from kb.pool import SearchPoolBroken
 from kb.service import KnowledgeBase
 
-from .limits import BodyLimitMiddleware
+from .limits import FEEDBACK_PER_MINUTE, BodyLimitMiddleware, PerClientLimit
 from .runner import SearchLane, WriteLane
 from .bots import build_router as build_bot_router
 from .guards import EdgeGuardMiddleware, redact_access_log
-from .routes import articles, docs, health, search, web
+from .routes import articles, docs, health, loop, search, web
 from .settings import ApiSettings
 
 log = logging.getLogger("kb.api")
@@ -103,6 +103,7 @@ def create_app(settings: ApiSettings | None = None, kb: KnowledgeBase | None = N
     )
     app.state.settings = settings
     app.state.kb = kb
+    app.state.feedback_limit = PerClientLimit(FEEDBACK_PER_MINUTE)
     redact_access_log()
     app.add_middleware(EdgeGuardMiddleware)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)  # outermost: size first
@@ -130,6 +131,7 @@ def create_app(settings: ApiSettings | None = None, kb: KnowledgeBase | None = N
 
     app.include_router(search.router)
     app.include_router(articles.router)
+    app.include_router(loop.router)
     app.include_router(health.router)
     app.include_router(build_bot_router(settings))
     app.include_router(web.router)

@@ -88,11 +88,12 @@ class SearchLane:
         else:
             self.kb.warm()
 
-    async def search(self, query: str, top_k: int) -> SearchResponse:
+    async def search(self, query: str, top_k: int, door: str | None = None, client: str | None = None) -> SearchResponse:
         if self.pool:
-            work = asyncio.wrap_future(self.pool.submit(query, top_k))
+            work = asyncio.wrap_future(self.pool.submit(query, top_k, door, client))
         else:
-            work = asyncio.get_running_loop().run_in_executor(self._thread, self.kb.search, query, top_k)
+            work = asyncio.get_running_loop().run_in_executor(
+                self._thread, functools.partial(self.kb.search, query, top_k, door=door, client=client))
         try:
             return await _within_limit(self.settings, work)
         except BrokenProcessPool:

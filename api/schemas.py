@@ -55,6 +55,57 @@ class SearchResponsePublic(BaseModel):
     expanded_terms: list[str] = Field([], description="Glossary terms that fired and were expanded into the other language.")
     signature: SignaturePublic
     took_ms: float
+    search_id: str = Field("", description="Refer to this search in `POST /v1/feedback`; empty when recording is off (KB_RECORD_SEARCHES=0).")
+
+
+class FeedbackRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
+        {"search_id": "3f9a1c7be2d40a11", "article_id": "oom-fragmentation-expandable-segments", "helpful": False,
+         "comment": "allocated and reserved were equal, so not fragmentation"}]})
+
+    search_id: str = Field(max_length=64, description="`search_id` of the search response.")
+    article_id: str = Field(max_length=128, description="The result this vote is about.")
+    helpful: bool
+    comment: str | None = Field(None, max_length=2000, description="Optional; kept masked like a paste (no paths, hosts or tokens).")
+
+
+class Gap(BaseModel):
+    gap_id: str
+    count: int = Field(description="Searches with this error line that got no answer or a 👎.")
+    users: int = Field(description="Distinct askers among them.")
+    example: str = Field(description="The masked error line (never the raw paste).")
+    exception: str | None
+    closest: list[str] = Field(description="Articles those searches came closest to.")
+    doors: list[str] = Field(description="Front doors they came through (api, web, cli, slack, …).")
+    helpful: int
+    unhelpful: int
+    first_seen: float
+    last_seen: float
+    verdicts: dict[str, int]
+    linked_to: str | None = None
+
+
+class GapsPublic(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"gaps": [{
+        "gap_id": "5c1e0b7d9a2f", "count": 7, "users": 4,
+        "example": "XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate <SIZE>.",
+        "exception": "XlaRuntimeError", "closest": ["oom-forward-long-sequence-attention"], "doors": ["slack", "web"],
+        "helpful": 0, "unhelpful": 2, "first_seen": 1795500000.0, "last_seen": 1795577991.0,
+        "verdicts": {"none": 5, "maybe": 2}, "linked_to": None}]}]})
+
+    gaps: list[Gap]
+
+
+class GapLinkRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"article_id": "oom-forward-long-sequence-attention"}]})
+
+    article_id: str = Field(max_length=128)
+
+
+class GapLinked(BaseModel):
+    gap_id: str
+    article_id: str
+    file: str = Field(description="The article file whose `error_lines` front matter gained the gap's line.")
 
 
 class ArticlePublic(BaseModel):

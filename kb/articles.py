@@ -38,6 +38,10 @@ class PreparedArticle:
     chunks: tuple[PreparedChunk, ...]
 
 
+LINKED_HEADING = "Error (linked)"
+"""The section that carries an article's `error_lines` front matter."""
+
+
 def article_error_lines(sections, body: str) -> tuple[list[str], list[str]]:
     """The article's own error lines (error sections, code blocks, quoted errors) and their components."""
     lines: list[str] = []
@@ -67,8 +71,14 @@ def embed_text(title: str, heading_path, text: str) -> str:
 
 def prepare_article(doc: Document, tokenizer: Tokenizer, glossary: Glossary) -> PreparedArticle:
     sections = parse_sections(doc.body, doc.title)
-    chunks = chunk_sections(sections)
     error_lines, components = article_error_lines(sections, doc.body)
+    linked = [line for line in doc.meta.get("error_lines") or [] if line not in error_lines]
+    if linked:
+        # Lines linked by the knowledge loop (`kb link`, kb/loop.py) live in the front matter; they
+        # are indexed as one more error section, so words, meaning and templates all find them.
+        sections = parse_sections(f"{doc.body}\n\n## {LINKED_HEADING}\n\n```text\n" + "\n".join(linked) + "\n```\n", doc.title)
+        error_lines = _dedupe([*error_lines, *linked])
+    chunks = chunk_sections(sections)
     templates = [mask(line) for line in error_lines]  # aligned with error_lines
     prepared: list[PreparedChunk] = []
     for ch in chunks:

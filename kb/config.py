@@ -50,7 +50,7 @@ class RankingWeights:
 
 
 class Settings(BaseSettings):
-    """What the core needs. Environment: KB_DATA_DIR, KB_EMBED_MODEL, KB_THREADS."""
+    """What the core needs. Environment: KB_DATA_DIR, KB_EMBED_MODEL, KB_THREADS, KB_RECORD_SEARCHES."""
 
     model_config = SettingsConfigDict(env_prefix="KB_", extra="ignore", frozen=True)
 
@@ -60,6 +60,9 @@ class Settings(BaseSettings):
     threads: int = Field(1, ge=1)
     """Threads for one query's model and vector-search work: one per search process is fastest on
     a busy 2-core machine (kb/embed.py)."""
+    record_searches: bool = True
+    """Keep each front-door search's masked signature, verdict and top articles for `kb gaps`
+    (kb/loop.py); never the paste itself. KB_RECORD_SEARCHES=0 turns it off."""
     ranking: RankingWeights = Field(default_factory=RankingWeights.load, exclude=True)
     """Not from the environment: kb/data/ranking.json, or weights given in code (tuning, ablation)."""
 

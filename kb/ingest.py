@@ -168,6 +168,13 @@ def parse_document(raw: bytes, path: str, default_id: str | None = None) -> Docu
     source = meta.get("source")
     if meta.get("applies_when") is not None:
         _check_applies_when(meta["applies_when"], text, path)
+    if meta.get("draft") is True:
+        raise ArticleError(path, "is a draft (`draft: true`): write its root cause and fix, then delete that line",
+                           _front_line(text, "draft"))
+    if meta.get("error_lines") is not None and not (
+        isinstance(meta["error_lines"], list) and all(isinstance(x, str) for x in meta["error_lines"])
+    ):
+        raise ArticleError(path, "front matter 'error_lines' must be a list of quoted lines", _front_line(text, "error_lines"))
     extra = {k: v for k, v in meta.items() if k not in _KNOWN_KEYS}
     return Document(
         id=article_id,
@@ -182,9 +189,14 @@ def parse_document(raw: bytes, path: str, default_id: str | None = None) -> Docu
     )
 
 
+def _front_line(text: str, key: str) -> int:
+    """The line number of a front-matter key, for error messages."""
+    return next((n for n, ln in enumerate(text.split("\n"), 1) if ln.startswith(key)), 2)
+
+
 def _check_applies_when(condition, text: str, path: str) -> None:
     """A condition on the paste's numbers (kb/facts.py); a bad one names its front-matter line."""
-    line = next((n for n, ln in enumerate(text.split("\n"), 1) if ln.startswith("applies_when")), 2)
+    line = _front_line(text, "applies_when")
     if not isinstance(condition, str):
         raise ArticleError(path, "front matter 'applies_when' must be a condition in quotes, "
                                  "e.g. \"reserved_gib > 1.3 * allocated_gib\"", line)

@@ -46,8 +46,8 @@ def _exit_with_parent(parent: int) -> None:
     os._exit(0)
 
 
-def _search(query: str, top_k: int) -> SearchResponse:
-    return _kb.search(query, top_k)
+def _search(query: str, top_k: int, door: str | None = None, client: str | None = None) -> SearchResponse:
+    return _kb.search(query, top_k, door=door, client=client)
 
 
 def _ready() -> bool:
@@ -80,13 +80,13 @@ class SearchPool:
         for f in futures:
             f.result(timeout=timeout)
 
-    def submit(self, query: str, top_k: int = 5) -> Future:
+    def submit(self, query: str, top_k: int = 5, door: str | None = None, client: str | None = None) -> Future:
         """A future of the SearchResponse; domain errors (empty query, no index) come out of it as raised."""
-        return self._submit(_search, query, top_k)
+        return self._submit(_search, query, top_k, door, client)
 
-    def search(self, query: str, top_k: int = 5) -> SearchResponse:
+    def search(self, query: str, top_k: int = 5, door: str | None = None, client: str | None = None) -> SearchResponse:
         try:
-            return self.submit(query, top_k).result()
+            return self.submit(query, top_k, door, client).result()
         except BrokenProcessPool:
             raise SearchPoolBroken() from None
 

@@ -46,6 +46,8 @@ class SearchResponse:
     expanded_terms: list[str] = field(default_factory=list)
     signature: dict = field(default_factory=dict)
     took_ms: float = 0.0
+    search_id: str = ""
+    """Set when the search was recorded (kb/loop.py): what feedback refers to."""
 
     def as_dict(self) -> dict:
         return {
@@ -56,6 +58,7 @@ class SearchResponse:
             "expanded_terms": self.expanded_terms,
             "signature": self.signature,
             "took_ms": round(self.took_ms, 2),
+            "search_id": self.search_id,
         }
 
 

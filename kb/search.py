@@ -526,6 +526,7 @@ class Searcher:
             "article_id": row["id"], "title": row["title"], "lang": row["lang"], "tags": json.loads(row["tags"]),
             "source": row["source"], "meta": json.loads(row["meta"]), "root_cause": row["root_cause"],
             "fix": row["fix"], "error_lines": json.loads(row["error_lines"]), "body": row["body"],
+            "path": row["path"],
         }
 
     def list_ids(self) -> list[str]:

@@ -13,9 +13,10 @@ from pathlib import Path
 from .build import IngestReport, Progress, Writer
 from .config import Settings
 from .embed import load_encoder, use_threads
-from .errors import IndexMissingError, NotFoundError
+from .errors import IndexMissingError, KbError, NotFoundError
 from .glossary import Glossary, load_glossary
 from .ingest import parse_document, valid_article_id
+from .loop import Gap, SearchLog, add_error_line, draft_text
 from .results import SearchResponse
 from .search import Searcher
 from .store import DataDir, Manifest, SnapshotFiles, check_manifest
@@ -32,6 +33,7 @@ class KnowledgeBase:
         self.tokenizer = tokenizer or Tokenizer()
         self._glossary = glossary
         self._searcher: Searcher | None = None
+        self._log: SearchLog | None = None
         self._lock = threading.Lock()
 
     @property
@@ -82,13 +84,18 @@ class KnowledgeBase:
         s = self.searcher()
         s.search("CUDA out of memory 显存不足", top_k=1)
 
-    def search(self, query: str, top_k: int = 5, exclude: frozenset[str] = frozenset()) -> SearchResponse:
-        """`exclude`: article ids to leave out, as if the corpus lacked them (evaluation)."""
+    def search(self, query: str, top_k: int = 5, exclude: frozenset[str] = frozenset(),
+               door: str | None = None, client: str | None = None) -> SearchResponse:
+        """`exclude`: article ids to leave out, as if the corpus lacked them (evaluation).
+        `door` (api, web, cli, slack, …): a user's search, recorded masked for `gaps` unless
+        recording is off; `client` identifies the asker for counting distinct users (hashed)."""
         import time
 
         started = time.perf_counter()
         response = self.searcher().search(query, top_k=top_k, exclude=exclude)
         response.took_ms = (time.perf_counter() - started) * 1000
+        if door and self.settings.record_searches:
+            response.search_id = self.log.record(query, response, door, client)
         return response
 
     def get_article(self, article_id: str) -> dict:
@@ -98,6 +105,57 @@ class KnowledgeBase:
 
     def stats(self) -> dict:
         return self.searcher().stats()
+
+    # -- the knowledge loop (kb/loop.py) ------------------------------------
+
+    @property
+    def log(self) -> SearchLog:
+        with self._lock:
+            if self._log is None:
+                self._log = SearchLog(self.settings.data_dir)
+            return self._log
+
+    def feedback(self, search_id: str, article_id: str, helpful: bool, comment: str | None = None,
+                 client: str | None = None) -> None:
+        if not valid_article_id(article_id):
+            raise NotFoundError(f"no article with id {article_id!r}")
+        self.log.feedback(search_id, article_id, helpful, comment, client)
+
+    def gaps(self, since: float | None = None, include_linked: bool = False, limit: int = 100) -> list[Gap]:
+        return self.log.gaps(since=since, include_linked=include_linked, limit=limit)
+
+    def link_gap(self, gap_id: str, article_id: str) -> str:
+        """Answer a gap with an article: its masked line joins the article's `error_lines` front
+        matter (in the article's own file, so it survives a re-ingest and shows in review), and
+        the article is re-indexed. Returns the file that changed."""
+        gap = self.log.gap(gap_id)
+        path = Path(self.get_article(article_id)["path"])
+        if path.suffix == ".txt":
+            raise KbError(f"{path} is a scraped page without front matter: convert it to .md to link errors to it")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise KbError(f"cannot read {path} ({exc.strerror}): link from the machine that holds the corpus") from None
+        try:
+            new = add_error_line(text, gap.example)
+        except KbError as exc:
+            raise KbError(f"{path}: {exc}") from None
+        if new != text:
+            raw = new.encode("utf-8")
+            self.writer().upsert(parse_document(raw, str(path)), file_bytes=raw)
+        self.log.mark_linked(gap_id, article_id)
+        return str(path)
+
+    def draft_gap(self, gap_id: str, folder: Path) -> Path:
+        """A new article skeleton for a gap, in `folder` (marked `draft: true`: not indexed until written)."""
+        gap = self.log.gap(gap_id)
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"gap-{gap.gap_id}.md"
+        if path.exists():
+            raise KbError(f"{path} already exists: edit it, or delete it to draft again")
+        path.write_text(draft_text(gap), encoding="utf-8")
+        return path
 
     # -- writing ----------------------------------------------------------
 

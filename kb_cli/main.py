@@ -9,23 +9,15 @@ from pathlib import Path
 
 import click
 
-from kb.config import MAX_QUERY_BYTES, Settings
+from kb.config import MAX_QUERY_BYTES
 from kb.errors import KbError
 from kb.text import clean, decode, tail
 
 from . import render
+from .loop import draft, gaps, link
+from .options import data_dir_option, open_kb
 
-DATA_DIR_HELP = "Index location. Default: $KB_DATA_DIR, else $XDG_DATA_HOME/kb, else ~/.local/share/kb."
-data_dir_option = click.option(
-    "--data-dir", type=click.Path(file_okay=False, path_type=Path),
-    default=None, help=DATA_DIR_HELP,
-)
-
-
-def _kb(data_dir: Path | None):
-    from kb.service import KnowledgeBase
-
-    return KnowledgeBase(Settings.from_env(data_dir=data_dir))
+_kb = open_kb
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -125,7 +117,7 @@ def search(query, data_dir, top_k, as_json, url, full):
 
             answer = search_remote(url, query, top_k)
         else:
-            answer = _kb(data_dir).search(query, top_k=top_k).as_dict()
+            answer = _kb(data_dir).search(query, top_k=top_k, door="cli").as_dict()
     except KbError as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:
@@ -268,6 +260,10 @@ def eval_cmd(queries, data_dir, top_k, as_json, misses):
         render.eval_table(report)
         if misses:
             render.eval_misses(report)
+
+
+for command in (gaps, link, draft):
+    cli.add_command(command)
 
 
 def main() -> None:  # pragma: no cover

@@ -248,7 +248,7 @@ def test_the_http_response_models_mirror_the_core_result_shape(kb):
 
     response = kb.search("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", top_k=2)
     body = response.as_dict()
-    assert set(SearchResponsePublic.model_fields) == set(body) - {"search_id"}
+    assert set(SearchResponsePublic.model_fields) == set(body)
     result = body["results"][0]
     assert set(SearchResultPublic.model_fields) == set(result)
     assert set(PublicEvidence.model_fields) <= set(result["evidence"])

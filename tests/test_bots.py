@@ -148,9 +148,9 @@ def searches(kb, monkeypatch):
     calls: list[str] = []
     real = kb.search
 
-    def counting(query, top_k=5):
+    def counting(query, top_k=5, **kw):
         calls.append(query)
-        return real(query, top_k)
+        return real(query, top_k, **kw)
 
     monkeypatch.setattr(kb, "search", counting)
     return calls

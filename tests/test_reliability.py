@@ -697,9 +697,9 @@ def test_article_size_cap_through_the_api(client):
 
 
 class SlowKnowledgeBase(KnowledgeBase):
-    def search(self, query: str, top_k: int = 5):
+    def search(self, query: str, top_k: int = 5, **kw):
         time.sleep(3)
-        return super().search(query, top_k)
+        return super().search(query, top_k, **kw)
 
 
 def test_per_request_time_limit(settings, corpus_copy, tokenizer, api_settings):

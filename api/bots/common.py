@@ -52,13 +52,15 @@ def same_secret(given: str | bytes | None, expected: str | bytes) -> bool:
     return hmac.compare_digest(given, expected)
 
 
-async def answer_for(searches: SearchLane | None, settings: ApiSettings, text: str) -> Answer:
-    """Search the knowledge base for a chat message and build the neutral answer."""
+async def answer_for(searches: SearchLane | None, settings: ApiSettings, text: str,
+                     door: str | None = None, user: str | None = None) -> Answer:
+    """Search the knowledge base for a chat message and build the neutral answer. `door` (the
+    platform) and `user` are what the knowledge loop records beside the masked error line."""
     text = (text or "").strip()
     if not text:
         return empty_answer(text)
     try:
-        response = await searches.search(text, TOP_K)
+        response = await searches.search(text, TOP_K, door=door, client=f"{door}:{user}" if user else None)
     except KbError as exc:
         return error_answer(text, str(exc))
     except HTTPException as exc:  # the search's time limit

@@ -64,7 +64,8 @@ def build_router(settings: ApiSettings) -> APIRouter:
         text = ""
         if payload.get("msgtype", "text") == "text":
             text = str((payload.get("text") or {}).get("content", "")).strip()
-        answer = await answer_for(request.app.state.searches if text else None, settings, text)
+        user = str(payload.get("senderStaffId") or payload.get("senderId") or "") or None
+        answer = await answer_for(request.app.state.searches if text else None, settings, text, "dingtalk", user)
         return JSONResponse(to_dingtalk(answer))
 
     return router

@@ -157,7 +157,8 @@ def build_router(settings: ApiSettings) -> APIRouter:
         searches = request.app.state.searches
 
         async def answer() -> None:
-            ans = await answer_for(searches if text else None, settings, text)
+            ans = await answer_for(searches if text else None, settings, text, "feishu",
+                                   str((sender.get("sender_id") or {}).get("open_id") or "") or None)
             await send(chat_id, to_feishu(ans))
 
         tasks.add_task(background("feishu im/v1/messages", answer))

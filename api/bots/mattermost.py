@@ -39,7 +39,8 @@ def build_router(settings: ApiSettings) -> APIRouter:
         if not same_secret(token, settings.mattermost_token):
             raise denied("wrong Mattermost token: set KB_MATTERMOST_TOKEN to the slash command's token")
         text = form.get("text", "").strip()
-        answer = await answer_for(request.app.state.searches if text else None, settings, text)
+        answer = await answer_for(request.app.state.searches if text else None, settings, text, "mattermost",
+                                  form.get("user_id") or None)
         return JSONResponse({
             "response_type": "in_channel" if answer.confident else "ephemeral",
             "text": to_mattermost(answer),

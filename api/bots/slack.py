@@ -102,7 +102,7 @@ def build_router(settings: ApiSettings) -> APIRouter:
         searches = request.app.state.searches
 
         async def answer() -> None:
-            ans = await answer_for(searches, settings, text)
+            ans = await answer_for(searches, settings, text, "slack", form.get("user_id") or None)
             payload = {"response_type": "in_channel" if ans.confident else "ephemeral",
                        "replace_original": False, **to_slack(ans)}
             await post_json(response_url, payload)
@@ -140,7 +140,7 @@ def build_router(settings: ApiSettings) -> APIRouter:
         searches = request.app.state.searches
 
         async def answer() -> None:
-            ans = await answer_for(searches, settings, text)
+            ans = await answer_for(searches, settings, text, "slack", event.get("user") or None)
             message = {"channel": channel, **to_slack(ans), "unfurl_links": False, "unfurl_media": False}
             if thread_ts:
                 message["thread_ts"] = thread_ts

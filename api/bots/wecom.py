@@ -167,7 +167,7 @@ def build_router(settings: ApiSettings) -> APIRouter:
         searches = request.app.state.searches
 
         async def answer() -> None:
-            ans = await answer_for(searches if text else None, settings, text)
+            ans = await answer_for(searches if text else None, settings, text, "wecom", user)
             await send(user, to_wecom(ans))
 
         tasks.add_task(background("wecom message/send", answer))
