@@ -5,7 +5,7 @@ from __future__ import annotations
 from itertools import islice
 
 from .model import MAX_COMPONENTS, MAX_LINE, MAX_OUT_LINE, MAX_PROSE, MAX_SIGNAL_LINES, MAX_WARNING_LINES, Signature
-from .vocab import _LIBS, _WRAPPERS
+from .vocab import _LIBS, _POINTS_ELSEWHERE, _WRAPPERS
 from .mask import _WS, mask
 from .prefixes import _strip_prefixes
 from .classify import _HUMAN, _TAIL_OK, _is_boilerplate, _is_noise
@@ -23,13 +23,15 @@ def assemble(ex: _Extractor) -> Signature:
     if excs:
         real = [e for e in excs if not e.ignored] or excs
         primary = real[-1]
-        if primary.type in _WRAPPERS or primary.type.endswith(".ChildFailedError"):
-            child = primary.type.endswith("ChildFailedError")
+        pointer = _points_elsewhere(primary)
+        if primary.type in _WRAPPERS or primary.type.endswith(".ChildFailedError") or pointer:
+            child = primary.type.endswith("ChildFailedError") or pointer
             cands = [
                 e
                 for e in real
                 if e.type not in _WRAPPERS
                 and not e.type.endswith(".ChildFailedError")
+                and not _points_elsewhere(e)
                 and (child or e.chain != primary.chain)
             ]
             if cands:
@@ -125,6 +127,11 @@ def assemble(ex: _Extractor) -> Signature:
         components=tuple(comps[:MAX_COMPONENTS]),
         prose=prose,
     )
+
+
+def _points_elsewhere(e: _Exc) -> bool:
+    """"Engine core initialization failed. See root cause above.": a wrapper by its message."""
+    return bool(e.message) and _POINTS_ELSEWHERE.search(e.message) is not None
 
 
 def _tail_lines(ex: _Extractor) -> list[tuple[tuple[int, int, int], str]]:

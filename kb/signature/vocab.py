@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 
 # Top-level dirs that mark the package part of a path outside site-packages
 # (editable installs, source trees, glog file names like torch/distributed/...).
@@ -59,6 +61,13 @@ _FILE_COMPONENTS = {
     "runner.py": "deepspeed.launcher",
 }
 # Exceptions that only say "a child failed"; the child's own error is the signal.
+_POINTS_ELSEWHERE = re.compile(
+    r"(?i)see (?:the )?(?:root cause|stack trace|inner exception|error|logs?)s? (?:\(?above\)?|for details)"
+    r"|(?:root cause|stack trace) \(?above\)?|\(see above\)"
+)
+"""A message that only points at another error ("See root cause above", "see stack trace (above) for the
+root cause"): the exception that says it wraps the real one, like ChildFailedError."""
+
 _WRAPPERS = frozenset(
     {
         "torch.distributed.elastic.multiprocessing.errors.ChildFailedError",
