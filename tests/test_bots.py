@@ -292,6 +292,28 @@ def test_slack_slash_command_acks_then_answers_via_response_url(make_client, fak
     assert searches == [NCCL_ERROR]
 
 
+def test_slack_answer_has_feedback_buttons_and_a_signed_click_is_recorded(make_client, fake, kb):
+    client = make_client(slack_signing_secret=SLACK_SECRET, slack_api_base=fake.url)
+    body = slash_body(NCCL_ERROR, f"{fake.url}/commands/T0001/9/fb")
+    assert client.post("/bots/slack/commands", content=body, headers=slack_headers(body)).status_code == 200
+    (posted,) = fake.wait_for("/commands/T0001/9/fb")
+    (buttons,) = [b for b in posted["json"]["blocks"] if b["type"] == "actions"]
+    down = next(e for e in buttons["elements"] if e["action_id"] == "kb_not_helpful")
+    vote = json.loads(down["value"])
+    assert vote["a"] == "nccl-p2p-hang" and vote["s"]
+
+    click = urlencode({"payload": json.dumps({
+        "type": "block_actions", "user": {"id": "U2147483697"},
+        "actions": [{"action_id": "kb_not_helpful", "block_id": "kb_feedback", "value": down["value"]}]})}).encode()
+    forged = client.post("/bots/slack/actions", content=click, headers=slack_headers(click, secret="not-the-secret"))
+    assert forged.status_code == 401
+    assert not [r for r in kb.log.raw_rows() if "helpful" in r]  # a forged click records nothing
+    signed = client.post("/bots/slack/actions", content=click, headers=slack_headers(click))
+    assert signed.status_code == 200
+    (gap,) = [g for g in kb.gaps() if "nccl-p2p-hang" in g.closest]
+    assert gap.unhelpful == 1 and gap.doors == ["slack"]
+
+
 def test_slack_none_verdict_says_no_article_and_how_to_add_one(make_client, fake, kb):
     reason = core_verdict_none(kb, NONE_EN)
     client = make_client(slack_signing_secret=SLACK_SECRET, slack_api_base=fake.url)

@@ -135,6 +135,7 @@ class Answer:
     trimmed: bool = False
     reason: str = ""
     confident: bool = False     # the core's `confident` (true exactly for the "answer" verdict)
+    search_id: str = ""         # what a 👍/👎 button refers to (empty: the search was not recorded)
 
     @property
     def title(self) -> str:
@@ -318,18 +319,19 @@ def build_answer(response, query: str, public_url: str = "") -> Answer:
         return Answer(lang, "empty", headline=w["headline_empty"])
     verdict, reason = verdict_of(response)
     confident = bool(response.confident)
+    sid = getattr(response, "search_id", "") or ""
     results = list(response.results or [])
     if verdict == "none" or not results:
         items = [_item(r, lang, public_url, maybe=True, label=w["related_not_match"])[0] for r in results[:MAYBE_COUNT]]
         return Answer(lang, "none", headline=_with_reason(w["headline_none"], reason, lang, parenthesised=True),
-                      items=items, tail=w["how_to_add"], reason=reason, confident=confident)
+                      items=items, tail=w["how_to_add"], reason=reason, confident=confident, search_id=sid)
     if verdict == "answer":
         item, trimmed = _item(results[0], lang, public_url, maybe=False, label=w["answer_foot"])
-        return Answer(lang, "answer", items=[item], trimmed=trimmed, reason=reason, confident=confident)
+        return Answer(lang, "answer", items=[item], trimmed=trimmed, reason=reason, confident=confident, search_id=sid)
     items = [_item(r, lang, public_url, maybe=True, label=w["possible"] if i == 0 else w["related"])[0]
              for i, r in enumerate(results[:MAYBE_COUNT])]
     return Answer(lang, "maybe", headline=_with_reason(w["headline_maybe"], reason, lang, parenthesised=False),
-                  items=items, tail=w["tail_maybe"], reason=reason, confident=confident)
+                  items=items, tail=w["tail_maybe"], reason=reason, confident=confident, search_id=sid)
 
 
 def empty_answer(query: str = "") -> Answer:
@@ -452,7 +454,24 @@ def to_slack(answer: Answer) -> dict:
             blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": body}]})
         else:
             blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": body}})
+    if answer.search_id and answer.items and answer.kind in ("answer", "maybe"):
+        blocks.append(slack_feedback_buttons(answer))
     return {"text": text, "blocks": blocks}
+
+
+SLACK_FEEDBACK_ACTIONS = {"kb_helpful": True, "kb_not_helpful": False}
+
+
+def slack_feedback_buttons(answer: Answer) -> dict:
+    """👍/👎 on the top result; the click comes back, signed, to /bots/slack/actions."""
+    value = json.dumps({"s": answer.search_id, "a": answer.items[0].article_id}, separators=(",", ":"))
+    zh = answer.lang == "zh"
+    return {"type": "actions", "block_id": "kb_feedback", "elements": [
+        {"type": "button", "action_id": "kb_helpful", "value": value,
+         "text": {"type": "plain_text", "text": "👍 有帮助" if zh else "👍 Helpful", "emoji": True}},
+        {"type": "button", "action_id": "kb_not_helpful", "value": value,
+         "text": {"type": "plain_text", "text": "👎 不是这个" if zh else "👎 Not this", "emoji": True}},
+    ]}
 
 
 # Mattermost: Markdown; raw HTML is not rendered, but entities are decoded, so escaping

@@ -24,10 +24,13 @@ from urllib.parse import parse_qs, urlsplit
 
 from fastapi import APIRouter, BackgroundTasks, HTTPException, Request
 from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from kb.errors import KbError
 
 from ..settings import ApiSettings
 from .common import Dedupe, answer_for, background, denied, log, post_json, require, seen_events_path
-from .format import reply_lang, searching_text, to_slack
+from .format import SLACK_FEEDBACK_ACTIONS, reply_lang, searching_text, to_slack
 
 REPLAY_WINDOW_S = 5 * 60
 _USER_MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
@@ -109,6 +112,33 @@ def build_router(settings: ApiSettings) -> APIRouter:
 
         tasks.add_task(background("slack response_url", answer))
         return JSONResponse({"response_type": "ephemeral", "text": searching_text(reply_lang(text))})
+
+    @router.post("/slack/actions")
+    async def slack_actions(request: Request):
+        """Interactivity: a click on an answer's 👍/👎 button, signed like every Slack request.
+        Recorded as feedback for `kb gaps`; it never changes the ranking by itself."""
+        configured()
+        body = await request.body()
+        verify(settings.slack_signing_secret, request.headers, body)
+        form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()}
+        try:
+            payload = json.loads(form.get("payload", ""))
+        except ValueError:
+            raise HTTPException(400, "the interaction has no JSON `payload`") from None
+        if not isinstance(payload, dict) or payload.get("type") != "block_actions":
+            return JSONResponse({"ok": True})
+        user = str((payload.get("user") or {}).get("id") or "") or None
+        kb = request.app.state.kb
+        for action in payload.get("actions") or []:
+            helpful = SLACK_FEEDBACK_ACTIONS.get(action.get("action_id")) if isinstance(action, dict) else None
+            if helpful is None:
+                continue
+            try:
+                vote = json.loads(action.get("value") or "")
+                await run_in_threadpool(kb.feedback, str(vote["s"]), str(vote["a"]), helpful, None, f"slack:{user}")
+            except (ValueError, KeyError, TypeError, KbError) as exc:
+                log.warning("kb.bots: slack feedback not recorded: %s", exc)
+        return JSONResponse({"ok": True})
 
     @router.post("/slack/events")
     async def slack_events(request: Request, tasks: BackgroundTasks):
