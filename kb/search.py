@@ -439,7 +439,9 @@ class Searcher:
         return max(1, len({ai for ai, _ in self.exact_templates.get(template, ()) if ai not in excluded}))
 
     def _rarest(self, q_tokens: list[str]) -> list[str]:
-        return sorted(set(q_tokens), key=lambda t: (-self._idf(t), t))[:RARE_WORDS]
+        """The query's rarest words among those the corpus knows: words no article uses are the
+        `unknown` feature's evidence, and would otherwise crowd every article out of this one."""
+        return sorted({t for t in q_tokens if t in self.df}, key=lambda t: (-self._idf(t), t))[:RARE_WORDS]
 
     def _rare_share(self, q_tokens: list[str], have: frozenset[str]) -> float:
         rare = self._rarest(q_tokens)

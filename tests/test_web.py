@@ -590,3 +590,32 @@ def test_every_verdict_is_shown_as_the_api_gave_it(open_page, server):
         assert (page.locator("#how-to-add").count() == 1) == (body["verdict"] == "none"), query
     assert {"answer", "none"} <= seen, seen
     assert not p.errors, p.errors
+
+
+@pytest.mark.slow
+@needs_chromium
+def test_thumbs_down_on_the_page_then_the_admin_links_the_gap(open_page, server, kb, corpus_copy):
+    from conftest import ADMIN_TOKEN
+
+    p = open_page()
+    page = p.page
+    page.goto("/")
+    page.get_by_label("Paste an error message, a traceback or a log").fill(NCCL_PASTE)
+    page.locator("#search-btn").click()
+    page.locator("#feedback").wait_for()
+    page.locator("#feedback button[data-helpful='false']").click()
+    page.get_by_text("Thanks: recorded.").wait_for()
+    (gap,) = [g for g in kb.gaps() if "nccl-p2p-hang" in g.closest]
+    assert gap.unhelpful == 1 and gap.doors == ["web"]  # the page says which door it is
+
+    page.goto("/admin/gaps")
+    page.locator("#token").fill(ADMIN_TOKEN)
+    page.get_by_role("button", name="Show gaps").click()
+    item = page.locator(f"li[data-gap-id='{gap.gap_id}']")
+    item.wait_for()
+    assert "👎 1" in item.inner_text() and "nccl-p2p-hang" in item.locator("input").input_value()
+    item.get_by_role("button", name="Link").click()
+    page.get_by_text("re-indexed").wait_for()
+    assert "error_lines:" in (corpus_copy / "nccl-p2p-hang.md").read_text(encoding="utf-8")
+    _shot(page, "web-admin-gaps.png")
+    assert not p.dialogs and not p.errors, p.errors

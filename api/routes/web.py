@@ -4,6 +4,7 @@
 - `/articles/{id}`    one article, rendered on the server from its Markdown with raw HTML
                       escaped and links restricted to http(s)/mailto/relative; every other
                       interpolated value is HTML-escaped. Unknown ids get an HTML 404 page.
+- `/admin/gaps`       the knowledge loop's admin page (`admin.js` calls `/v1/gaps` with the admin token).
 - `/static/{name}`    the page's own CSS/JS/icon (a fixed list: nothing else is served).
 
 Every HTML page carries a strict Content-Security-Policy (no inline script, no
@@ -47,6 +48,7 @@ HTML_HEADERS = {
 # The only files /static/ serves, with their types (no directory listing, no traversal).
 STATIC_FILES = {
     "app.js": "text/javascript; charset=utf-8",
+    "admin.js": "text/javascript; charset=utf-8",
     "style.css": "text/css; charset=utf-8",
     "favicon.svg": "image/svg+xml",
 }
@@ -274,6 +276,12 @@ def _message_main(lang: str, title_key: str, detail: str) -> str:
 @router.api_route("/", methods=["GET", "HEAD"])
 async def index() -> Response:
     return _html((STATIC_DIR / "index.html").read_text(encoding="utf-8"))
+
+
+@router.api_route("/admin/gaps", methods=["GET", "HEAD"])
+async def gaps_page() -> Response:
+    """The admin page of the knowledge loop: the gaps, and linking them (the data needs the admin token)."""
+    return _html((STATIC_DIR / "admin.html").read_text(encoding="utf-8"))
 
 
 @router.api_route("/articles/{article_id:path}", methods=["GET", "HEAD"])

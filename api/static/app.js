@@ -60,6 +60,11 @@
       howToAdd2: ', or POST it to ',
       howToAdd3: ' with the admin token.',
       noResults: 'No articles matched. Try pasting the last lines of the traceback: the exception line and the frames just above it.',
+      feedbackAsk: 'Did the top article solve it?',
+      feedbackYes: '👍 Yes',
+      feedbackNo: '👎 No',
+      feedbackThanks: 'Thanks: recorded. Unanswered errors and 👎 votes are what the team writes articles for next.',
+      feedbackFailed: 'Could not record the vote: {detail}',
       tierAnswer: 'Confident match',
       tierMaybe: 'Possible match',
       tierNone: 'Related, not a match',
@@ -138,6 +143,11 @@
       howToAdd2: '，或者用管理员令牌 POST 到 ',
       howToAdd3: '。',
       noResults: '没有匹配的文章。试试只粘贴 traceback 的最后几行：异常那一行和它上面的几帧。',
+      feedbackAsk: '排在第一的文章解决问题了吗？',
+      feedbackYes: '👍 解决了',
+      feedbackNo: '👎 没有',
+      feedbackThanks: '谢谢，已记录。没有答案的报错和 👎 会成为团队下一步要写的文章。',
+      feedbackFailed: '反馈没有记录下来：{detail}',
       tierAnswer: '有把握的答案',
       tierMaybe: '可能匹配',
       tierNone: '相关但不是同一问题',
@@ -792,7 +802,7 @@
       setLoading(true);
       fetch('/v1/search', {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json', 'Accept': 'application/json' },
+        headers: { 'Content-Type': 'application/json', 'Accept': 'application/json', 'X-KB-Door': 'web' },
         body: JSON.stringify({ query: query, top_k: TOP_K }),
         signal: controller ? controller.signal : undefined
       }).then(function (res) {
@@ -947,6 +957,7 @@
         else main.appendChild(h('li', null, [card(r, tierOf(index, verdict), index)]));
       });
       results.appendChild(main);
+      if (data.search_id && verdict !== 'none') results.appendChild(feedbackRow(data.search_id, list[0].article_id));
       if (others.length) {
         var ul = h('ul', { class: 'others-list' });
         others.forEach(function (r) {
@@ -965,6 +976,34 @@
           : verdict === 'maybe' ? t('announceMaybe', { title: list[0].title })
           : t('announceNoArticle', { n: list.length });
       }
+    }
+
+    /* 👍/👎 on the top result: POST /v1/feedback. A vote is read by people (kb gaps); it never re-ranks. */
+    function feedbackRow(searchId, articleId) {
+      var row = h('div', { class: 'feedback', id: 'feedback' }, [h('span', { class: 'feedback-ask' }, [t('feedbackAsk')])]);
+      function vote(helpful) {
+        Array.prototype.forEach.call(row.querySelectorAll('button'), function (b) { b.disabled = true; });
+        fetch('/v1/feedback', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', 'Accept': 'application/json' },
+          body: JSON.stringify({ search_id: searchId, article_id: articleId, helpful: helpful })
+        }).then(function (res) {
+          if (res.ok) { clear(row); row.appendChild(h('p', { role: 'status' }, [t('feedbackThanks')])); return; }
+          return res.text().then(function (body) {
+            var detail = res.statusText || ('HTTP ' + res.status);
+            try { detail = JSON.parse(body).detail || detail; } catch (e) { /* keep the status */ }
+            clear(row); row.appendChild(h('p', { role: 'alert' }, [t('feedbackFailed', { detail: detail })]));
+          });
+        }).catch(function () {
+          clear(row); row.appendChild(h('p', { role: 'alert' }, [t('feedbackFailed', { detail: t('networkError') })]));
+        });
+      }
+      var yes = h('button', { type: 'button', class: 'secondary', 'data-helpful': 'true' }, [t('feedbackYes')]);
+      var no = h('button', { type: 'button', class: 'secondary', 'data-helpful': 'false' }, [t('feedbackNo')]);
+      yes.addEventListener('click', function () { vote(true); });
+      no.addEventListener('click', function () { vote(false); });
+      append(row, [' ', yes, ' ', no]);
+      return row;
     }
 
     var TIER_WORD = { answer: 'tierAnswer', maybe: 'tierMaybe', none: 'tierNone', related: 'tierRelated' };
