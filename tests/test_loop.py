@@ -130,3 +130,12 @@ def test_gaps_since_must_be_an_age(kb, settings, since):
     env = cli_env(settings.data_dir)
     out = subprocess.run([sys.executable, "-m", "kb_cli", "gaps", "--since", since], env=env, capture_output=True, text=True)
     assert out.returncode != 0 and "7d" in out.stderr
+
+
+def test_feedback_and_gap_endpoints_are_documented_with_examples(client):
+    spec = client.get("/openapi.json").json()
+    assert {"/v1/feedback", "/v1/gaps", "/v1/gaps/{gap_id}/link"} <= set(spec["paths"])
+    schemas = spec["components"]["schemas"]
+    for name in ("FeedbackRequest", "GapsPublic", "GapLinkRequest"):
+        assert schemas[name].get("examples"), name
+    assert "search_id" in schemas["SearchResponsePublic"]["properties"]
