@@ -15,6 +15,9 @@ from kb.text import clean, decode, tail
 
 from . import render
 from .loop import draft, gaps, link
+from .mcp_server import mcp_command
+from .run import run
+from .watch import watch
 from .options import data_dir_option, open_kb
 
 _kb = open_kb
@@ -262,7 +265,7 @@ def eval_cmd(queries, data_dir, top_k, as_json, misses):
             render.eval_misses(report)
 
 
-for command in (gaps, link, draft):
+for command in (run, watch, mcp_command, gaps, link, draft):
     cli.add_command(command)
 
 

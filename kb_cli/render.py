@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 import textwrap
 import time
@@ -60,42 +61,49 @@ def _trim(text: str, lines: int) -> str:
     return "\n".join(rows[:lines]) + "\n…"
 
 
-def answer(data: dict, full: bool = False) -> None:
-    """Render the core's verdict (`verdict`, `reason`) and the results; no thresholds of our own."""
+def answer(data: dict, full: bool = False, err: bool = False) -> None:
+    """Render the core's verdict (`verdict`, `reason`) and the results; no thresholds of our own.
+    `err`: on stderr (`kb run`, `kb watch`: stdout belongs to the command or the log)."""
+    echo = functools.partial(click.echo, err=err)
     results = data.get("results", [])
     verdict, reason = verdict_of(data)
     colour = {"answer": "green", "maybe": "yellow"}.get(verdict, "red")
-    click.echo(_style(verdict_header(verdict, reason), fg=colour, bold=True))
+    echo(_style(verdict_header(verdict, reason), fg=colour, bold=True))
     if verdict == "none" and results:
-        click.echo(_style("Related, not a match:", fg="yellow"))
+        echo(_style("Related, not a match:", fg="yellow"))
     for i, r in enumerate(results, 1):
         label = result_label(verdict, i)
-        click.echo(f"\n{_style(str(i) + '.', fg='cyan')} {title(r['title'])}  "
+        echo(f"\n{_style(str(i) + '.', fg='cyan')} {title(r['title'])}  "
                    f"{_style('[' + r['article_id'] + ']', dim=True)}  {label} · {percent(r.get('confidence', 0.0))}")
         if r.get("matched_error"):
-            click.echo(f"   matched: {_style(r['matched_error'][:200], fg='red')}")
+            echo(f"   matched: {_style(r['matched_error'][:200], fg='red')}")
         lead = i == 1 and verdict != "none"
         limit = 10_000 if full else (12 if lead else 3)
         if r.get("root_cause"):
-            click.echo(_style("   Root cause:", fg="magenta"))
-            click.echo(textwrap.indent(_trim(r["root_cause"], limit), "     "))
+            echo(_style("   Root cause:", fg="magenta"))
+            echo(textwrap.indent(_trim(r["root_cause"], limit), "     "))
         # a fix is shown for what may be the answer; for a related article it is one `kb show` away
         if r.get("fix") and (lead or full):
-            click.echo(_style("   Fix:", fg="green"))
-            click.echo(textwrap.indent(_trim(r["fix"], limit + 8 if lead else limit), "     "))
+            echo(_style("   Fix:", fg="green"))
+            echo(textwrap.indent(_trim(r["fix"], limit + 8 if lead else limit), "     "))
         if not r.get("root_cause") and not (r.get("fix") and (lead or full)):
-            click.echo(textwrap.indent(_trim(r.get("snippet", ""), 4), "     "))
+            echo(textwrap.indent(_trim(r.get("snippet", ""), 4), "     "))
         meta = ", ".join(r.get("tags", []))
         if r.get("source"):
             meta = f"{meta}  source: {r['source']}" if meta else f"source: {r['source']}"
         if meta:
-            click.echo(_style(f"   {meta}", dim=True))
+            echo(_style(f"   {meta}", dim=True))
     if data.get("expanded_terms"):
-        click.echo(_style(f"\nglossary terms used: {', '.join(data['expanded_terms'])}", dim=True))
+        echo(_style(f"\nglossary terms used: {', '.join(data['expanded_terms'])}", dim=True))
     if results:
-        click.echo(_style("`kb show ID` prints a whole article.", dim=True))
+        echo(_style("`kb show ID` prints a whole article.", dim=True))
     if verdict == "none":
-        click.echo(ADD_HINT)
+        echo(ADD_HINT)
+
+
+def rule(text: str) -> str:
+    """A dim separator line that says where kb's own output starts."""
+    return _style(f"── {text} " + "─" * max(3, 60 - len(text)), dim=True)
 
 
 class Progress:
