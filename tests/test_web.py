@@ -615,7 +615,7 @@ def test_thumbs_down_on_the_page_then_the_admin_links_the_gap(open_page, server,
     item.wait_for()
     assert "👎 1" in item.inner_text() and "nccl-p2p-hang" in item.locator("input").input_value()
     item.get_by_role("button", name="Link").click()
-    page.get_by_text("re-indexed").wait_for()
+    item.get_by_text("Linked:").wait_for()
     assert "error_lines:" in (corpus_copy / "nccl-p2p-hang.md").read_text(encoding="utf-8")
     _shot(page, "web-admin-gaps.png")
     assert not p.dialogs and not p.errors, p.errors
