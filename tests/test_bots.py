@@ -23,8 +23,10 @@ import pytest
 from Crypto.Cipher import AES
 from fastapi.testclient import TestClient
 
+from api.bots import dingtalk as dingtalk_mod
 from api.bots import feishu as feishu_mod
 from api.bots import format as fmt
+from api.bots import mattermost as mattermost_mod
 from api.bots import slack as slack_mod
 from api.bots import wecom as wecom_mod
 from api.main import create_app
@@ -882,8 +884,8 @@ def test_formatter_language_follows_the_message():
     assert fmt.reply_lang("RuntimeError: CUDA error") == "en"
     assert fmt.reply_lang("训练时 RuntimeError: CUDA error") == "zh"
     resp = response(result(root_cause="The cause.", fix="The fix."))
-    en = fmt.to_mattermost(fmt.build_answer(resp, "RuntimeError: x"))
-    zh = fmt.to_mattermost(fmt.build_answer(resp, "报错 RuntimeError: x"))
+    en = mattermost_mod.to_mattermost(fmt.build_answer(resp, "RuntimeError: x"))
+    zh = mattermost_mod.to_mattermost(fmt.build_answer(resp, "报错 RuntimeError: x"))
     assert "Root cause" in en and "Fix" in en and "Full article" in en
     assert "Confident answer (95%): the error line matches the article's" in en
     assert "根本原因" in zh and "解决办法" in zh and "查看全文" in zh
@@ -895,12 +897,12 @@ def test_formatter_wording_follows_the_verdict_not_the_number():
     low = response(result(root_cause="The cause.", fix="The fix.", confidence=0.05), reason="why")
     answer = fmt.build_answer(low, "err")
     assert answer.kind == "answer" and answer.confident
-    assert "Confident answer (5%): why" in fmt.to_mattermost(answer)
+    assert "Confident answer (5%): why" in mattermost_mod.to_mattermost(answer)
     high = response(result(root_cause="The cause.", fix="The fix.", confidence=0.99), confident=False, verdict="none",
                     reason="the error type `FooError` does not appear in any article")
     none = fmt.build_answer(high, "err")
     assert none.kind == "none" and not none.confident
-    text = fmt.to_mattermost(none)
+    text = mattermost_mod.to_mattermost(none)
     assert text.startswith("No article in the knowledge base covers this error "
                            "(the error type `FooError` does not appear in any article).")
     assert "1. Related, not a match: **Title** (Confidence: 99%)" in text
@@ -913,11 +915,11 @@ def test_formatter_links_absolute_or_relative():
     rel = fmt.build_answer(resp, "x", "")
     assert rel.items[0].url == "/articles/nccl%20p2p"
     # Slack cannot link a relative URL: shown as text, never a broken <|> link
-    assert "<" not in fmt.to_slack(rel)["text"].replace("&lt;", "")
-    assert "/articles/nccl%20p2p" in fmt.to_slack(rel)["text"]
+    assert "<" not in slack_mod.to_slack(rel)["text"].replace("&lt;", "")
+    assert "/articles/nccl%20p2p" in slack_mod.to_slack(rel)["text"]
     ab = fmt.build_answer(resp, "x", "https://kb.example.com/")
     assert ab.items[0].url == "https://kb.example.com/articles/nccl%20p2p"
-    assert "<https://kb.example.com/articles/nccl%20p2p|Full article>" in fmt.to_slack(ab)["text"]
+    assert "<https://kb.example.com/articles/nccl%20p2p|Full article>" in slack_mod.to_slack(ab)["text"]
 
 
 def test_formatter_trims_long_code_and_points_to_the_article():
@@ -925,16 +927,16 @@ def test_formatter_trims_long_code_and_points_to_the_article():
     fix = f"Apply this patch:\n\n```python\n{code}\n```\n"
     answer = fmt.build_answer(response(result(fix=fix, root_cause="Because. " * 200)), "err", "https://kb.example.com")
     assert answer.trimmed
-    text = fmt.to_mattermost(answer)
+    text = mattermost_mod.to_mattermost(answer)
     assert "line 0:" in text and "line 59:" not in text
     assert "trimmed" in text
     assert "[Some of the text was trimmed; the full article has all of it](https://kb.example.com/articles/a1)" in text
     assert len(text) < 3000
-    zh = fmt.to_mattermost(fmt.build_answer(response(result(fix=fix)), "报错", ""))
+    zh = mattermost_mod.to_mattermost(fmt.build_answer(response(result(fix=fix)), "报错", ""))
     assert "已截断" in zh
     # WeCom's 2048-byte limit holds even for long Chinese text
     long_zh = response(result(root_cause="原因" * 2000, fix="办法" * 2000))
-    content = fmt.to_wecom(fmt.build_answer(long_zh, "报错", "https://kb.example.com"))["markdown"]["content"]
+    content = wecom_mod.to_wecom(fmt.build_answer(long_zh, "报错", "https://kb.example.com"))["markdown"]["content"]
     assert len(content.encode()) <= 2048 and "kb.example.com/articles/a1" in content
 
 
@@ -944,22 +946,22 @@ def test_formatter_is_honest_when_not_confident():
                     result("c", "Third guess", confidence=0.05), confident=False, reason="only some words match")
     answer = fmt.build_answer(resp, "some error")
     assert answer.kind == "maybe" and not answer.confident and len(answer.items) == 2
-    text = fmt.to_mattermost(answer)
+    text = mattermost_mod.to_mattermost(answer)
     assert text.startswith("Possible match — check it against your error: only some words match")
     assert "1. Possible match: **First guess**" in text and "2. Related: **Second guess**" in text
     assert "Third guess" not in text
     assert "Do X." not in text  # no fix presented as if it were the answer
-    zh = fmt.to_mattermost(fmt.build_answer(resp, "这个报错怎么办"))
+    zh = mattermost_mod.to_mattermost(fmt.build_answer(resp, "这个报错怎么办"))
     assert zh.startswith("可能是这篇，请先核对它和你的报错是否一致：only some words match")
     assert "可能匹配" in zh and "2. 相关：" in zh
     # `none` in both languages, with and without related articles
     for lang, query in (("en", "some error"), ("zh", "这个报错怎么办")):
         none = fmt.build_answer(response(*resp.results, confident=False, verdict="none", reason="r0"), query)
-        assert_none_wording(fmt.to_mattermost(none), "r0", lang)
-        for render in (lambda a: fmt.to_slack(a)["text"], lambda a: fmt.to_dingtalk(a)["markdown"]["text"],
-                       lambda a: fmt.to_wecom(a)["markdown"]["content"], lambda a: fmt.to_feishu(a)["content"]):
+        assert_none_wording(mattermost_mod.to_mattermost(none), "r0", lang)
+        for render in (lambda a: slack_mod.to_slack(a)["text"], lambda a: dingtalk_mod.to_dingtalk(a)["markdown"]["text"],
+                       lambda a: wecom_mod.to_wecom(a)["markdown"]["content"], lambda a: feishu_mod.to_feishu(a)["content"]):
             assert_none_wording(render(none), "r0", lang)
-    nothing = fmt.to_mattermost(fmt.build_answer(response(confident=False, verdict="none", reason="r1"), "x"))
+    nothing = mattermost_mod.to_mattermost(fmt.build_answer(response(confident=False, verdict="none", reason="r1"), "x"))
     assert nothing.startswith("No article in the knowledge base covers this error (r1).") and "kb ingest FILE" in nothing
 
 
@@ -971,7 +973,7 @@ HOSTILE = ("<!channel> @here @all @所有人 ping <@U024BE7LH> and <at user_id=\
 def test_formatter_renders_hostile_article_text_inert():
     answer = fmt.build_answer(response(result(title="<b>@channel</b> title", root_cause=HOSTILE, fix=HOSTILE)),
                               "err", "https://kb.example.com")
-    slack = fmt.to_slack(answer)
+    slack = slack_mod.to_slack(answer)
     block_texts = [b["text"]["text"] if "text" in b else b["elements"][0]["text"] for b in slack["blocks"]]
     for text in [slack["text"], *block_texts]:
         assert "<!channel>" not in text and "<!here>" not in text and "<@U024" not in text and "<script" not in text
@@ -980,14 +982,14 @@ def test_formatter_renders_hostile_article_text_inert():
     # the only Slack link is ours
     assert re.findall(r"<([^>]+)>", slack["text"]) == ["https://kb.example.com/articles/a1|Full article"]
 
-    for text in (fmt.to_mattermost(answer), fmt.to_dingtalk(answer)["markdown"]["text"],
-                 fmt.to_wecom(answer)["markdown"]["content"], fmt.to_feishu(answer)["content"]):
+    for text in (mattermost_mod.to_mattermost(answer), dingtalk_mod.to_dingtalk(answer)["markdown"]["text"],
+                 wecom_mod.to_wecom(answer)["markdown"]["content"], feishu_mod.to_feishu(answer)["content"]):
         assert "<script" not in text and "<font" not in text and "<at " not in text and "<@U024" not in text
         assert "](javascript:" not in text and "![" not in text
         for mention in ("@here", "@all", "@channel", "@所有人"):
             # defused everywhere outside code blocks (a zero-width space after "@")
             assert mention not in text.split("```")[0], (mention, text)
-    mm = fmt.to_mattermost(answer)
+    mm = mattermost_mod.to_mattermost(answer)
     assert "click me (javascript:alert(1))" in mm  # the target is visible, not hidden behind a label
     assert "2>&1" in mm  # code stays copyable
-    assert fmt.to_dingtalk(answer)["markdown"]["title"].startswith("@\u200bchannel")
+    assert dingtalk_mod.to_dingtalk(answer)["markdown"]["title"].startswith("@\u200bchannel")

@@ -23,7 +23,7 @@ from fastapi.responses import JSONResponse
 
 from ..settings import ApiSettings
 from .common import answer_for, denied, require
-from .format import to_dingtalk
+from .format import Answer, defang_tags, md_code, md_link, render_sections, Style
 
 WINDOW_MS = 60 * 60 * 1000
 
@@ -69,3 +69,21 @@ def build_router(settings: ApiSettings) -> APIRouter:
         return JSONResponse(to_dingtalk(answer))
 
     return router
+
+
+# -- rendering: DingTalk Markdown, tags defanged ----------------------------------
+
+DINGTALK = Style(
+    escape=defang_tags,
+    escape_code=defang_tags,
+    bold=lambda s: f"**{s}**" if s.strip() else s,
+    link=md_link,
+    code=md_code,
+)
+
+
+def to_dingtalk(answer: Answer) -> dict:
+    # DingTalk's Markdown needs a blank line to break a line.
+    text = "\n\n".join("\n\n".join(s) for s in render_sections(answer, DINGTALK))
+    title = defang_tags(answer.title)[:60] or "kb"
+    return {"msgtype": "markdown", "markdown": {"title": title, "text": text}}

@@ -31,7 +31,7 @@ from fastapi.responses import JSONResponse
 
 from ..settings import ApiSettings
 from .common import Dedupe, TokenCache, answer_for, background, denied, log, post_json, require, same_secret, seen_events_path
-from .format import to_feishu
+from .format import Answer, answer_foot, Block, defang_tags, defuse_mentions, is_absolute, percent
 
 _MENTION_KEY = re.compile(r"@_user_\d+|@_all")
 _TOKEN_ERRORS = {99991661, 99991663, 99991668}
@@ -165,3 +165,64 @@ def build_router(settings: ApiSettings) -> APIRouter:
         return JSONResponse({"msg": "ok"})
 
     return router
+
+
+# -- rendering ------------------------------------------------------------------
+
+# Feishu/Lark: a `post` (rich text) of plain-text elements, so nothing in an article is parsed.
+
+def _feishu_text(text: str, bold: bool = False) -> dict:
+    el = {"tag": "text", "text": defang_tags(text)}
+    if bold:
+        el["style"] = ["bold"]
+    return el
+
+
+def _feishu_link(label: str, url: str) -> list[dict]:
+    if is_absolute(url):
+        return [{"tag": "a", "text": label, "href": url}]
+    return [_feishu_text(f"{label}: {url}")]
+
+
+def _feishu_blocks(blocks: list[Block]) -> list[list[dict]]:
+    rows = []
+    for b in blocks:
+        if b.kind == "code":
+            rows.extend([[_feishu_text("    " + defuse_mentions(line))] for line in b.text.split("\n")])
+        else:
+            rows.extend([[_feishu_text(line)] for line in b.text.split("\n")])
+    return rows
+
+
+def feishu_post(answer: Answer) -> dict:
+    """The `post` content object: {"zh_cn": {"title", "content": [[elements], ...]}}."""
+    w, c = answer.w, "：" if answer.lang == "zh" else ": "
+    rows: list[list[dict]] = []
+    title = answer.title if answer.kind == "answer" else ""
+    if answer.kind in ("empty", "error"):
+        rows.append([_feishu_text(answer.headline)])
+    elif answer.kind == "answer":
+        item = answer.items[0]
+        for label, blocks in ((w["root_cause"], item.root_cause), (w["fix"], item.fix), (w["excerpt"], item.excerpt)):
+            if blocks:
+                rows.append([_feishu_text(label + c, bold=True)])
+                rows.extend(_feishu_blocks(blocks))
+        rows.append([_feishu_text(answer_foot(answer))])
+        rows.append(_feishu_link(w["trimmed"] if answer.trimmed else w["full_article"], item.url))
+    else:
+        rows.append([_feishu_text(answer.headline)])
+        for n, item in enumerate(answer.items, 1):
+            rows.append([_feishu_text(f"{n}. {item.label}{c}"), _feishu_text(item.title, bold=True),
+                         _feishu_text(f" ({w['confidence']}{c}{percent(item.confidence)})")])
+            blocks = item.root_cause or item.excerpt
+            if blocks:
+                label = w["root_cause"] if item.root_cause else w["excerpt"]
+                rows.append([_feishu_text(label + c + " ".join(b.text for b in blocks).replace("\n", " "))])
+            rows.append(_feishu_link(w["full_article"], item.url))
+        rows.append([_feishu_text(answer.tail)])
+    return {"zh_cn": {"title": defang_tags(title), "content": rows}}
+
+
+def to_feishu(answer: Answer) -> dict:
+    """Body fields for im/v1/messages: msg_type and the JSON-encoded content."""
+    return {"msg_type": "post", "content": json.dumps(feishu_post(answer), ensure_ascii=False)}

@@ -1,15 +1,16 @@
-"""One answer formatter for every bot: a neutral `Answer`, then a renderer per platform.
+"""What every bot shares: a neutral `Answer`, its wording, and the one layout the platforms fill in.
 
 `build_answer` turns a `SearchResponse` into an `Answer` (language, wording, trimming,
 and making untrusted article text inert in ways that hold on every platform: links and
-images shown as plain text, HTML tags stripped, @-mentions defused). The renderers only
-lay the `Answer` out in each platform's syntax and apply that platform's own escaping:
+images shown as plain text, HTML tags stripped, @-mentions defused). `render_sections`
+lays it out once; each platform's module holds its own renderer, which only supplies that
+platform's syntax and escaping (a `Style`):
 
-- `to_slack`      -> {"text": mrkdwn, "blocks": [...]}  (`&`, `<`, `>` escaped as Slack asks)
-- `to_mattermost` -> Markdown string
-- `to_dingtalk`   -> {"msgtype": "markdown", "markdown": {"title", "text"}}
-- `to_feishu`     -> {"msg_type": "post", "content": "<json>"}  (rich text, plain-text elements)
-- `to_wecom`      -> {"msgtype": "markdown", "markdown": {"content"}}  (<= 2048 bytes)
+- slack.py       `to_slack`      -> {"text": mrkdwn, "blocks": [...]}  (`&`, `<`, `>` escaped as Slack asks)
+- mattermost.py  `to_mattermost` -> Markdown string
+- dingtalk.py    `to_dingtalk`   -> {"msgtype": "markdown", "markdown": {"title", "text"}}
+- feishu.py      `to_feishu`     -> {"msg_type": "post", "content": "<json>"}  (rich text, plain-text elements)
+- wecom.py       `to_wecom`      -> {"msgtype": "markdown", "markdown": {"content"}}  (<= 2048 bytes)
 """
 
 from __future__ import annotations
@@ -30,8 +31,6 @@ TEXT_MAX_CHARS = 600          # root cause / fix prose of the answer
 MAYBE_TEXT_MAX_CHARS = 220    # the one-line root cause of a "maybe" or "none" candidate
 MAYBE_COUNT = 2               # candidates listed when the verdict is not "answer"
 REASON_MAX_CHARS = 300        # the core's one-line reason (it may quote an article's error line)
-WECOM_MAX_BYTES = 2048        # message/send markdown.content limit
-SLACK_SECTION_MAX = 3000      # a section block's text limit
 
 def reply_lang(text: str) -> Literal["zh", "en"]:
     """Answer in Chinese when the message has any Chinese at all: a Chinese question around an
@@ -169,12 +168,12 @@ _HTML_TAGS = ("a|abbr|b|big|blockquote|br|center|code|del|details|div|em|font|h[
               "iframe|script|style|video|audio|source|picture|svg|input|button|form|meta|link")
 _HTML_TAG = re.compile(rf"</?(?:{_HTML_TAGS})\b[^<>]*/?>", re.I)
 _MENTION = re.compile(r"@(?=\w)")  # \w covers Chinese names too
-_ZWSP = "\u200b"
+ZWSP = "\u200b"
 
 
 def defuse_mentions(text: str) -> str:
     """`@channel`, `@all`, `@所有人`, `@alice` -> a zero-width space after `@`: no platform pings."""
-    return _MENTION.sub("@" + _ZWSP, text)
+    return _MENTION.sub("@" + ZWSP, text)
 
 
 def inert_prose(text: str) -> str:
@@ -364,7 +363,7 @@ class Style:
     colon: Callable[[str], str] = lambda lang: "：" if lang == "zh" else ": "
 
 
-def _plain_link(style: Style, label: str, url: str) -> str:
+def plain_link(style: Style, label: str, url: str) -> str:
     return style.link(label, url) if is_absolute(url) else f"{style.escape(label)}: {style.escape(url)}"
 
 
@@ -401,9 +400,9 @@ def render_sections(answer: Answer, style: Style) -> list[list[str]]:
         sections.append(lines)
         foot = [answer_foot(answer)]
         if answer.trimmed:
-            foot.append(_plain_link(style, w["trimmed"], item.url))
+            foot.append(plain_link(style, w["trimmed"], item.url))
         else:
-            foot.append(_plain_link(style, w["full_article"], item.url))
+            foot.append(plain_link(style, w["full_article"], item.url))
         sections.append([style.escape(foot[0]), foot[1]])
         return sections
     # maybe / none: the verdict and its reason, then the closest articles as pointers
@@ -416,92 +415,10 @@ def render_sections(answer: Answer, style: Style) -> list[list[str]]:
         label = w["root_cause"] if item.root_cause else w["excerpt"]
         if blocks:
             lines.append(style.escape(f"{label}{c}") + " ".join(_blocks(style, blocks)).replace("\n", " "))
-        lines.append(_plain_link(style, w["full_article"], item.url))
+        lines.append(plain_link(style, w["full_article"], item.url))
         sections.append(lines)
     sections.append([style.escape(answer.tail)])
     return sections
-
-
-# Slack: mrkdwn; `&`, `<`, `>` must be escaped (that also defuses <!channel>, <@U…>, <url|…>).
-
-def slack_escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def _slack_bold(text: str) -> str:
-    text = text.replace("*", "∗")
-    return f"*{text}*" if text.strip() else text
-
-
-SLACK = Style(
-    escape=slack_escape,
-    escape_code=slack_escape,
-    bold=_slack_bold,
-    link=lambda label, url: f"<{url}|{slack_escape(label)}>",
-    code=lambda code, lang: "```\n" + code.replace("```", "`" + _ZWSP + "``") + "\n```",
-)
-
-
-def to_slack(answer: Answer) -> dict:
-    sections = render_sections(answer, SLACK)
-    text = "\n\n".join("\n".join(s) for s in sections)
-    blocks = []
-    for i, lines in enumerate(sections):
-        body = "\n".join(lines)
-        if len(body) > SLACK_SECTION_MAX:
-            body = body[: SLACK_SECTION_MAX - 1] + "…"
-        if answer.kind == "answer" and i == len(sections) - 1:
-            blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": body}]})
-        else:
-            blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": body}})
-    if answer.search_id and answer.items and answer.kind in ("answer", "maybe"):
-        blocks.append(slack_feedback_buttons(answer))
-    return {"text": text, "blocks": blocks}
-
-
-SLACK_FEEDBACK_ACTIONS = {"kb_helpful": True, "kb_not_helpful": False}
-
-
-def slack_feedback_buttons(answer: Answer) -> dict:
-    """👍/👎 on the top result; the click comes back, signed, to /bots/slack/actions."""
-    value = json.dumps({"s": answer.search_id, "a": answer.items[0].article_id}, separators=(",", ":"))
-    zh = answer.lang == "zh"
-    return {"type": "actions", "block_id": "kb_feedback", "elements": [
-        {"type": "button", "action_id": "kb_helpful", "value": value,
-         "text": {"type": "plain_text", "text": "👍 有帮助" if zh else "👍 Helpful", "emoji": True}},
-        {"type": "button", "action_id": "kb_not_helpful", "value": value,
-         "text": {"type": "plain_text", "text": "👎 不是这个" if zh else "👎 Not this", "emoji": True}},
-    ]}
-
-
-# Mattermost: Markdown; raw HTML is not rendered, but entities are decoded, so escaping
-# `<`, `>`, `&` keeps text literal; mentions are already defused.
-
-def _md_escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def _md_code(code: str, lang: str) -> str:
-    fence = "````" if "```" in code else "```"
-    return f"{fence}{lang}\n{code}\n{fence}"
-
-
-def _md_link(label: str, url: str) -> str:
-    label = re.sub(r"[\[\]()]", "", label)
-    return f"[{label}]({url})"
-
-
-MATTERMOST = Style(
-    escape=_md_escape,
-    escape_code=lambda s: s,
-    bold=lambda s: f"**{s}**" if s.strip() else s,
-    link=_md_link,
-    code=_md_code,
-)
-
-
-def to_mattermost(answer: Answer) -> str:
-    return "\n\n".join("\n".join(s) for s in render_sections(answer, MATTERMOST))
 
 
 # DingTalk and WeCom Markdown renderers accept some HTML (`<font>`, WeCom's `<@userid>`):
@@ -511,116 +428,20 @@ _TAG_OPEN = re.compile(r"<(?=[A-Za-z/!?@])")
 
 
 def defang_tags(text: str) -> str:
-    return _TAG_OPEN.sub("<" + _ZWSP, text)
+    return _TAG_OPEN.sub("<" + ZWSP, text)
 
 
-DINGTALK = Style(
-    escape=defang_tags,
-    escape_code=defang_tags,
-    bold=lambda s: f"**{s}**" if s.strip() else s,
-    link=_md_link,
-    code=_md_code,
-)
+# Markdown (Mattermost, DingTalk): escaping `<`, `>`, `&` keeps text literal.
+
+def md_escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def to_dingtalk(answer: Answer) -> dict:
-    # DingTalk's Markdown needs a blank line to break a line.
-    text = "\n\n".join("\n\n".join(s) for s in render_sections(answer, DINGTALK))
-    title = defang_tags(answer.title)[:60] or "kb"
-    return {"msgtype": "markdown", "markdown": {"title": title, "text": text}}
+def md_code(code: str, lang: str) -> str:
+    fence = "````" if "```" in code else "```"
+    return f"{fence}{lang}\n{code}\n{fence}"
 
 
-# WeCom Markdown: no fenced code blocks (code lines are shown as a quote), 2048 bytes at most.
-
-def _wecom_code(code: str, lang: str) -> str:
-    return "\n".join("> " + (line.replace("`", "'") or " ") for line in code.split("\n"))
-
-
-WECOM = Style(
-    escape=defang_tags,
-    escape_code=lambda s: defuse_mentions(defang_tags(s)),  # quoted lines, not a code block
-    bold=lambda s: f"**{s}**" if s.strip() else s,
-    link=_md_link,
-    code=_wecom_code,
-)
-
-
-def _fit_bytes(text: str, limit: int, tail: str) -> str:
-    if len(text.encode("utf-8")) <= limit:
-        return text
-    room = limit - len(tail.encode("utf-8")) - 4
-    cut = text.encode("utf-8")[: max(room, 0)].decode("utf-8", "ignore")
-    return cut.rstrip() + "…\n" + tail
-
-
-def to_wecom(answer: Answer) -> dict:
-    content = "\n".join("\n".join(s) for s in render_sections(answer, WECOM))
-    if answer.items:
-        tail = _plain_link(WECOM, answer.w["trimmed"], answer.items[0].url)
-    else:
-        tail = ""
-    return {"msgtype": "markdown", "markdown": {"content": _fit_bytes(content, WECOM_MAX_BYTES, tail)}}
-
-
-# Feishu/Lark: a `post` (rich text) of plain-text elements, so nothing in an article is parsed.
-
-def _feishu_text(text: str, bold: bool = False) -> dict:
-    el = {"tag": "text", "text": defang_tags(text)}
-    if bold:
-        el["style"] = ["bold"]
-    return el
-
-
-def _feishu_link(label: str, url: str) -> list[dict]:
-    if is_absolute(url):
-        return [{"tag": "a", "text": label, "href": url}]
-    return [_feishu_text(f"{label}: {url}")]
-
-
-def _feishu_blocks(blocks: list[Block]) -> list[list[dict]]:
-    rows = []
-    for b in blocks:
-        if b.kind == "code":
-            rows.extend([[_feishu_text("    " + defuse_mentions(line))] for line in b.text.split("\n")])
-        else:
-            rows.extend([[_feishu_text(line)] for line in b.text.split("\n")])
-    return rows
-
-
-def feishu_post(answer: Answer) -> dict:
-    """The `post` content object: {"zh_cn": {"title", "content": [[elements], ...]}}."""
-    w, c = answer.w, "：" if answer.lang == "zh" else ": "
-    rows: list[list[dict]] = []
-    title = answer.title if answer.kind == "answer" else ""
-    if answer.kind in ("empty", "error"):
-        rows.append([_feishu_text(answer.headline)])
-    elif answer.kind == "answer":
-        item = answer.items[0]
-        for label, blocks in ((w["root_cause"], item.root_cause), (w["fix"], item.fix), (w["excerpt"], item.excerpt)):
-            if blocks:
-                rows.append([_feishu_text(label + c, bold=True)])
-                rows.extend(_feishu_blocks(blocks))
-        rows.append([_feishu_text(answer_foot(answer))])
-        rows.append(_feishu_link(w["trimmed"] if answer.trimmed else w["full_article"], item.url))
-    else:
-        rows.append([_feishu_text(answer.headline)])
-        for n, item in enumerate(answer.items, 1):
-            rows.append([_feishu_text(f"{n}. {item.label}{c}"), _feishu_text(item.title, bold=True),
-                         _feishu_text(f" ({w['confidence']}{c}{percent(item.confidence)})")])
-            blocks = item.root_cause or item.excerpt
-            if blocks:
-                label = w["root_cause"] if item.root_cause else w["excerpt"]
-                rows.append([_feishu_text(label + c + " ".join(b.text for b in blocks).replace("\n", " "))])
-            rows.append(_feishu_link(w["full_article"], item.url))
-        rows.append([_feishu_text(answer.tail)])
-    return {"zh_cn": {"title": defang_tags(title), "content": rows}}
-
-
-def to_feishu(answer: Answer) -> dict:
-    """Body fields for im/v1/messages: msg_type and the JSON-encoded content."""
-    return {"msg_type": "post", "content": json.dumps(feishu_post(answer), ensure_ascii=False)}
-
-
-def plain_text(answer: Answer) -> str:
-    """Flat text of an answer (logs, tests)."""
-    return to_mattermost(answer)
+def md_link(label: str, url: str) -> str:
+    label = re.sub(r"[\[\]()]", "", label)
+    return f"[{label}]({url})"

@@ -19,7 +19,7 @@ from fastapi.responses import JSONResponse
 
 from ..settings import ApiSettings
 from .common import answer_for, denied, require, same_secret
-from .format import to_mattermost
+from .format import Answer, md_code, md_escape, md_link, render_sections, Style
 
 
 def build_router(settings: ApiSettings) -> APIRouter:
@@ -47,3 +47,18 @@ def build_router(settings: ApiSettings) -> APIRouter:
         })
 
     return router
+
+
+# -- rendering: Mattermost Markdown; raw HTML is not rendered, mentions are already defused ------
+
+MATTERMOST = Style(
+    escape=md_escape,
+    escape_code=lambda s: s,
+    bold=lambda s: f"**{s}**" if s.strip() else s,
+    link=md_link,
+    code=md_code,
+)
+
+
+def to_mattermost(answer: Answer) -> str:
+    return "\n\n".join("\n".join(s) for s in render_sections(answer, MATTERMOST))

@@ -30,7 +30,7 @@ from kb.errors import KbError
 
 from ..settings import ApiSettings
 from .common import Dedupe, answer_for, background, denied, log, post_json, require, seen_events_path
-from .format import SLACK_FEEDBACK_ACTIONS, reply_lang, searching_text, to_slack
+from .format import Answer, render_sections, reply_lang, searching_text, Style, ZWSP
 
 REPLAY_WINDOW_S = 5 * 60
 _USER_MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
@@ -185,3 +185,60 @@ def build_router(settings: ApiSettings) -> APIRouter:
         return JSONResponse({"ok": True})
 
     return router
+
+
+# -- rendering ------------------------------------------------------------------
+
+SLACK_SECTION_MAX = 3000      # a section block's text limit
+
+
+# Slack: mrkdwn; `&`, `<`, `>` must be escaped (that also defuses <!channel>, <@U…>, <url|…>).
+
+def slack_escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _slack_bold(text: str) -> str:
+    text = text.replace("*", "∗")
+    return f"*{text}*" if text.strip() else text
+
+
+SLACK = Style(
+    escape=slack_escape,
+    escape_code=slack_escape,
+    bold=_slack_bold,
+    link=lambda label, url: f"<{url}|{slack_escape(label)}>",
+    code=lambda code, lang: "```\n" + code.replace("```", "`" + ZWSP + "``") + "\n```",
+)
+
+
+def to_slack(answer: Answer) -> dict:
+    sections = render_sections(answer, SLACK)
+    text = "\n\n".join("\n".join(s) for s in sections)
+    blocks = []
+    for i, lines in enumerate(sections):
+        body = "\n".join(lines)
+        if len(body) > SLACK_SECTION_MAX:
+            body = body[: SLACK_SECTION_MAX - 1] + "…"
+        if answer.kind == "answer" and i == len(sections) - 1:
+            blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": body}]})
+        else:
+            blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": body}})
+    if answer.search_id and answer.items and answer.kind in ("answer", "maybe"):
+        blocks.append(slack_feedback_buttons(answer))
+    return {"text": text, "blocks": blocks}
+
+
+SLACK_FEEDBACK_ACTIONS = {"kb_helpful": True, "kb_not_helpful": False}
+
+
+def slack_feedback_buttons(answer: Answer) -> dict:
+    """👍/👎 on the top result; the click comes back, signed, to /bots/slack/actions."""
+    value = json.dumps({"s": answer.search_id, "a": answer.items[0].article_id}, separators=(",", ":"))
+    zh = answer.lang == "zh"
+    return {"type": "actions", "block_id": "kb_feedback", "elements": [
+        {"type": "button", "action_id": "kb_helpful", "value": value,
+         "text": {"type": "plain_text", "text": "👍 有帮助" if zh else "👍 Helpful", "emoji": True}},
+        {"type": "button", "action_id": "kb_not_helpful", "value": value,
+         "text": {"type": "plain_text", "text": "👎 不是这个" if zh else "👎 Not this", "emoji": True}},
+    ]}

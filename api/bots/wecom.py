@@ -30,7 +30,7 @@ from fastapi.responses import PlainTextResponse, Response
 
 from ..settings import ApiSettings
 from .common import Dedupe, TokenCache, answer_for, background, denied, http_client, log, parse_xml, post_json, require, seen_events_path
-from .format import to_wecom
+from .format import Answer, defang_tags, defuse_mentions, md_link, plain_link, render_sections, Style
 
 BLOCK = 32
 _TOKEN_ERRORS = {40001, 40014, 42001}
@@ -174,3 +174,40 @@ def build_router(settings: ApiSettings) -> APIRouter:
         return Response(status_code=200)
 
     return router
+
+
+# -- rendering ------------------------------------------------------------------
+
+WECOM_MAX_BYTES = 2048        # message/send markdown.content limit
+
+
+# WeCom Markdown: no fenced code blocks (code lines are shown as a quote), 2048 bytes at most.
+
+def _wecom_code(code: str, lang: str) -> str:
+    return "\n".join("> " + (line.replace("`", "'") or " ") for line in code.split("\n"))
+
+
+WECOM = Style(
+    escape=defang_tags,
+    escape_code=lambda s: defuse_mentions(defang_tags(s)),  # quoted lines, not a code block
+    bold=lambda s: f"**{s}**" if s.strip() else s,
+    link=md_link,
+    code=_wecom_code,
+)
+
+
+def _fit_bytes(text: str, limit: int, tail: str) -> str:
+    if len(text.encode("utf-8")) <= limit:
+        return text
+    room = limit - len(tail.encode("utf-8")) - 4
+    cut = text.encode("utf-8")[: max(room, 0)].decode("utf-8", "ignore")
+    return cut.rstrip() + "…\n" + tail
+
+
+def to_wecom(answer: Answer) -> dict:
+    content = "\n".join("\n".join(s) for s in render_sections(answer, WECOM))
+    if answer.items:
+        tail = plain_link(WECOM, answer.w["trimmed"], answer.items[0].url)
+    else:
+        tail = ""
+    return {"msgtype": "markdown", "markdown": {"content": _fit_bytes(content, WECOM_MAX_BYTES, tail)}}
