@@ -19,7 +19,7 @@ import logging
 from kb.text import decode
 
 MAX_JSON_DEPTH = 32
-JSON_ONLY = {("POST", "/v1/search"), ("POST", "/v1/feedback")}
+JSON_ONLY = {("POST", "/v1/search"), ("POST", "/v1/feedback"), ("POST", "/web/search")}
 DEFAULT_CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; "
                "base-uri 'none'; frame-ancestors 'none'; form-action 'self'")
 

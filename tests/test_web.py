@@ -216,6 +216,21 @@ def test_xss_article_page_is_escaped(client):
     assert "<b>bold-tag</b>" not in page and "&lt;b&gt;bold-tag&lt;/b&gt;" in page
 
 
+def test_web_search_renders_root_cause_and_fix_as_inert_html(client):
+    """The page's own search: Markdown rendered on the server, raw HTML escaped, unsafe links dropped."""
+    _add_xss_article(client.post)
+    r = client.post("/web/search", json={"query": XSS_QUERY, "top_k": 5})
+    assert r.status_code == 200
+    (hit,) = [x for x in r.json()["results"] if x["article_id"] == "xss-test"]
+    rendered = hit["root_cause_html"] + hit["fix_html"] + hit["snippet_html"]
+    assert "<p>" in rendered or "<pre>" in rendered
+    assert not re.search(r"<(script|img|svg|iframe|object)\b", rendered)
+    assert not re.search(r"<[a-z][^>]*\son[a-z]+\s*=", rendered, re.I)
+    assert "javascript:" not in " ".join(re.findall(r'href="([^"]*)"', rendered)).lower()
+    empty_web, empty_api = (client.post(path, json={"query": ""}) for path in ("/web/search", "/v1/search"))
+    assert empty_web.status_code == empty_api.status_code >= 400 and empty_web.json() == empty_api.json()
+
+
 def test_markdown_renderer_refuses_unsafe_links():
     from api.routes.web import render_markdown, safe_link
 
@@ -233,16 +248,16 @@ def test_markdown_renderer_refuses_unsafe_links():
 
 
 def test_ui_strings_exist_in_both_languages(client):
-    """Every `data-i18n` key a page uses has an English and a Chinese text in app.js (the switch needs them)."""
-    js = client.get("/static/app.js").text
-    en = js[js.index("    en: {"):js.index("    zh: {")]
-    zh = js[js.index("    zh: {"):js.index("  var EXAMPLES")]
-    keys = lambda block: set(re.findall(r"^ {6}(\w+): ", block, re.M))  # noqa: E731
-    assert keys(en) == keys(zh)
-    used = set()
+    """Every `data-i18n` key a page uses, and every t('key') in app.js, has an English and a Chinese
+    text in the one string table (the switch needs them)."""
+    table = client.get("/static/strings.json").json()
+    assert set(table["en"]) == set(table["zh"])
+    used = set(re.findall(r"\bt\('(\w+)'", client.get("/static/app.js").text))
     for path in ["/", "/articles/zero3-trace-cache", "/articles/nope"]:
-        used |= set(re.findall(r'data-i18n(?:-aria-label)?="(\w+)"', client.get(path).text))
-    assert used and used <= keys(en), used - keys(en)
+        page = client.get(path).text
+        used |= set(re.findall(r'data-i18n(?:-aria-label)?="(\w+)"', page))
+        assert 'name="kb-strings"' in page  # the page carries the table as data
+    assert used and used <= set(table["en"]), used - set(table["en"])
 
 
 # -- the browser -------------------------------------------------------------------------
@@ -417,7 +432,7 @@ def test_limits_long_links_and_no_confident_answer(open_page, server):
     page = p.page
     page.goto("/")
     searches: list[str] = []
-    page.on("request", lambda r: searches.append(r.url) if r.url.endswith("/v1/search") else None)
+    page.on("request", lambda r: searches.append(r.url) if r.url.endswith("/web/search") else None)
 
     # over 64 KB: refused in the page, with a clear message, and no request is sent
     box = page.locator("#q")
@@ -461,7 +476,7 @@ def test_api_error_detail_and_loading_state(open_page):
     page = p.page
     page.goto("/")
     held = []  # hold the request so the loading state can be seen, then answer 503
-    page.route("**/v1/search", lambda route: held.append(route))
+    page.route("**/web/search", lambda route: held.append(route))
     page.locator("#q").fill("RuntimeError: CUDA error: device-side assert triggered")
     page.locator("#q").press("Control+Enter")
     page.wait_for_function("document.getElementById('results').getAttribute('aria-busy') === 'true'")

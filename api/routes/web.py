@@ -4,6 +4,7 @@
 - `/articles/{id}`    one article, rendered on the server from its Markdown with raw HTML
                       escaped and links restricted to http(s)/mailto/relative; every other
                       interpolated value is HTML-escaped. Unknown ids get an HTML 404 page.
+- `POST /web/search`  the page's search: the API's answer with root cause and fix as safe HTML.
 - `/admin/gaps`       the knowledge loop's admin page (`admin.js` calls `/v1/gaps` with the admin token).
 - `/static/{name}`    the page's own CSS/JS/icon (a fixed list: nothing else is served).
 
@@ -15,6 +16,7 @@ No CDN and no build step: the files in api/static are what the browser gets.
 from __future__ import annotations
 
 import html
+import json
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -27,8 +29,9 @@ from markdown_it import MarkdownIt
 
 from kb.errors import KbError, NotFoundError
 
-from ..deps import KbDep, SettingsDep
+from ..deps import KbDep, SearchesDep, SettingsDep
 from ..runner import run_blocking
+from ..schemas import SearchRequest
 
 router = APIRouter(include_in_schema=False)
 
@@ -47,6 +50,7 @@ HTML_HEADERS = {
 }
 # The only files /static/ serves, with their types (no directory listing, no traversal).
 STATIC_FILES = {
+    "strings.json": "application/json; charset=utf-8",
     "app.js": "text/javascript; charset=utf-8",
     "admin.js": "text/javascript; charset=utf-8",
     "style.css": "text/css; charset=utf-8",
@@ -112,56 +116,16 @@ def render_markdown(text: str, *, shift_headings: int = 0, drop_title: str | Non
     return md.renderer.render(tokens, md.options, {})
 
 
-# -- page text (app.js has the same keys and switches them in place) ----------
+# -- page text: one table for the server's pages and app.js (api/static/strings.json) --
 
-STRINGS = {
-    "en": {
-        "skip": "Skip to content",
-        "tagline": "ML training & serving errors: root cause and fix",
-        "switch": "中文",
-        "switchLabel": "切换到中文",
-        "back": "New search",
-        "rootCause": "Root cause",
-        "fix": "Fix",
-        "fullArticle": "Full article",
-        "source": "Source",
-        "tags": "Tags",
-        "language": "Language",
-        "articleId": "Article id",
-        "versions": "Versions",
-        "none": "Not stated in this article.",
-        "notFoundTitle": "Article not found",
-        "notFoundBody": "There is no article with this id. It may have been removed or renamed.",
-        "unavailableTitle": "The knowledge base is not ready",
-        "footer": "kb — runs offline; your paste never leaves this server.",
-        "apiDocs": "API",
-        "langEn": "English",
-        "langZh": "Chinese",
-    },
-    "zh": {
-        "skip": "跳到正文",
-        "tagline": "模型训练与推理报错：根本原因与解决办法",
-        "switch": "English",
-        "switchLabel": "Switch to English",
-        "back": "重新搜索",
-        "rootCause": "根本原因",
-        "fix": "解决办法",
-        "fullArticle": "全文",
-        "source": "来源",
-        "tags": "标签",
-        "language": "语言",
-        "articleId": "文章 ID",
-        "versions": "适用版本",
-        "none": "本文未写明。",
-        "notFoundTitle": "找不到这篇文章",
-        "notFoundBody": "没有这个 ID 的文章，它可能已被删除或改名。",
-        "unavailableTitle": "知识库还没有准备好",
-        "footer": "kb — 离线运行，你粘贴的内容不会离开这台服务器。",
-        "apiDocs": "API",
-        "langEn": "英文",
-        "langZh": "中文",
-    },
-}
+STRINGS = json.loads((STATIC_DIR / "strings.json").read_text(encoding="utf-8"))
+"""{"en": {...}, "zh": {...}}: every label of the web pages, in both languages."""
+_STRINGS_META = f'<meta name="kb-strings" content="{html.escape(json.dumps(STRINGS, ensure_ascii=False), quote=True)}">\n'
+
+
+def with_strings(page: str) -> str:
+    """The page with the string table inlined as an attribute value: data, never script."""
+    return page.replace("</head>", _STRINGS_META + "</head>", 1)
 
 
 def page_lang(request: Request) -> str:
@@ -193,7 +157,7 @@ def _t(lang: str, key: str) -> str:
 
 
 def _html(body: str, status: int = 200, extra: dict | None = None) -> HTMLResponse:
-    return HTMLResponse(body, status_code=status, headers={**HTML_HEADERS, **(extra or {})})
+    return HTMLResponse(with_strings(body), status_code=status, headers={**HTML_HEADERS, **(extra or {})})
 
 
 def _page(lang: str, title: str, main: str, status: int = 200) -> HTMLResponse:
@@ -276,6 +240,20 @@ def _message_main(lang: str, title_key: str, detail: str) -> str:
 @router.api_route("/", methods=["GET", "HEAD"])
 async def index() -> Response:
     return _html((STATIC_DIR / "index.html").read_text(encoding="utf-8"))
+
+
+@router.post("/web/search")
+async def web_search(body: SearchRequest, request: Request, searches: SearchesDep) -> dict:
+    """The page's search: `POST /v1/search`'s answer, plus each result's root cause and fix
+    rendered to safe HTML here (markdown-it, raw HTML escaped, links checked), so the page
+    carries no Markdown renderer of its own."""
+    client = request.client.host if request.client else None
+    data = (await searches.search(body.query, body.top_k, door="web", client=client)).as_dict()
+    for r in data["results"]:
+        r["root_cause_html"] = render_markdown(r["root_cause"], shift_headings=3)
+        r["fix_html"] = render_markdown(r["fix"], shift_headings=3)
+        r["snippet_html"] = render_markdown(r["snippet"])
+    return data
 
 
 @router.api_route("/admin/gaps", methods=["GET", "HEAD"])

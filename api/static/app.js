@@ -1,9 +1,10 @@
 /* kb web page: paste an error, read the answer.
  *
- * Plain JS, no build step, no third-party code. Article text is never parsed as HTML:
- * the tiny Markdown renderer below builds DOM nodes and sets text with textContent /
- * text nodes only, and links are kept only when they are absolute http(s) URLs.
- * The page's Content-Security-Policy forbids inline script anyway.
+ * Plain JS, no build step, no third-party code. Results come from POST /web/search: the
+ * API's answer plus each result's root cause and fix already rendered to HTML by the
+ * server (markdown-it with raw HTML escaped and unsafe links dropped, routes/web.py); every
+ * other value is set as text. Labels come from the one string table the server inlines
+ * (api/static/strings.json). The page's Content-Security-Policy forbids inline script anyway.
  */
 (function () {
   'use strict';
@@ -14,174 +15,8 @@
   var CARDS = 3;                   // results shown as cards; the rest are listed by title
   var LANG_KEY = 'kb.lang';
 
-  var I18N = {
-    en: {
-      skip: 'Skip to content',
-      skipToBox: 'Skip to the paste box',
-      tagline: 'ML training & serving errors: root cause and fix',
-      switch: '中文',
-      switchLabel: '切换到中文',
-      pageTitle: 'Search the troubleshooting knowledge base',
-      pasteLabel: 'Paste an error message, a traceback or a log',
-      pasteHelp: 'One line or a whole traceback (up to 64 KB), in English or Chinese. kb picks out the lines that matter.',
-      search: 'Search',
-      searching: 'Searching…',
-      clear: 'Clear',
-      tryExample: 'Try an example:',
-      exNccl: 'NCCL watchdog timeout',
-      exOom: 'CUDA OOM during eval',
-      exZh: 'A question in Chinese',
-      results: 'Results',
-      footer: 'kb — runs offline; your paste never leaves this server.',
-      apiDocs: 'API',
-      empty: 'Paste an error message first.',
-      tooBig: 'This paste is {size}; the limit is 64 KB. Keep the end of the traceback (the exception line and the frames above it) and search again.',
-      keepEnd: 'Keep the last 64 KB',
-      stillSearching: 'Still searching… The first search after a restart loads the index.',
-      found: '{n} articles · {ms} ms',
-      foundOne: '1 article · {ms} ms',
-      announceConfident: 'Found a confident match: {title}',
-      announceMaybe: 'Possible match, check it against your error: {title}',
-      announceNoArticle: 'The knowledge base has no article for this error. {n} related articles, not a match.',
-      announceNone: 'No articles found.',
-      detected: 'Read your paste as: ',
-      expanded: 'Also searched for: ',
-      urlTooLong: 'This paste is too long for a shareable link (links carry at most 2000 characters), so the address bar does not include it. To share, send the text itself.',
-      copyLink: 'Copy link',
-      linkCopied: 'Link copied',
-      verdictAnswer: 'Confident answer',
-      verdictMaybe: 'Possible match — check it against your error',
-      verdictMaybeBody: 'Compare its matched error line with yours before applying the fix.',
-      verdictNone: 'The knowledge base has no article for this error',
-      why: 'Why: ',
-      relatedHeading: 'Related, not a match',
-      howToAddTitle: 'How to add an article',
-      howToAdd1: 'Write the error, its root cause and the fix as a Markdown article (corpus/AUTHORING.md describes the format), then run ',
-      howToAdd2: ', or POST it to ',
-      howToAdd3: ' with the admin token.',
-      noResults: 'No articles matched. Try pasting the last lines of the traceback: the exception line and the frames just above it.',
-      feedbackAsk: 'Did the top article solve it?',
-      feedbackYes: '👍 Yes',
-      feedbackNo: '👎 No',
-      feedbackThanks: 'Thanks: recorded. Unanswered errors and 👎 votes are what the team writes articles for next.',
-      feedbackFailed: 'Could not record the vote: {detail}',
-      tierAnswer: 'Confident match',
-      tierMaybe: 'Possible match',
-      tierNone: 'Related, not a match',
-      tierRelated: 'Related',
-      confidenceTip: 'Estimated probability that this article explains your error: {pct}',
-      matched: 'Matched error line',
-      rootCause: 'Root cause',
-      fix: 'Fix',
-      showFix: 'Show the fix',
-      summary: 'Summary',
-      source: 'Source',
-      tags: 'Tags',
-      readArticle: 'Read the full article',
-      others: 'More related articles ({n})',
-      copy: 'Copy',
-      copyCode: 'Copy this code',
-      copied: 'Copied',
-      copyFailed: 'Copy failed: select the text and copy it',
-      errorTitle: 'The search failed',
-      errorStatus: 'The server answered {status}:',
-      errorRetry: 'The server is busy or the index is not ready. Try again in a few seconds.',
-      networkError: 'Could not reach the kb server. Check that it is running and try again.',
-      back: 'New search',
-      fullArticle: 'Full article',
-      language: 'Language',
-      articleId: 'Article id',
-      versions: 'Versions',
-      none: 'Not stated in this article.',
-      notFoundTitle: 'Article not found',
-      unavailableTitle: 'The knowledge base is not ready',
-      langEn: 'English',
-      langZh: 'Chinese'
-    },
-    zh: {
-      skip: '跳到正文',
-      skipToBox: '跳到输入框',
-      tagline: '模型训练与推理报错：根本原因与解决办法',
-      switch: 'English',
-      switchLabel: 'Switch to English',
-      pageTitle: '搜索故障排查知识库',
-      pasteLabel: '粘贴报错信息、完整的 traceback 或日志',
-      pasteHelp: '一行报错或整段 traceback 都可以（最多 64 KB），中英文均可。kb 会自动挑出关键的行。',
-      search: '搜索',
-      searching: '正在搜索…',
-      clear: '清空',
-      tryExample: '试试示例：',
-      exNccl: 'NCCL watchdog 超时',
-      exOom: '评估时 CUDA 显存不足',
-      exZh: '用中文提问',
-      results: '搜索结果',
-      footer: 'kb — 离线运行，你粘贴的内容不会离开这台服务器。',
-      apiDocs: 'API',
-      empty: '请先粘贴报错信息。',
-      tooBig: '粘贴的内容有 {size}，上限是 64 KB。请保留 traceback 的末尾部分（异常那一行和它上面的几帧）后再搜索。',
-      keepEnd: '只保留最后 64 KB',
-      stillSearching: '仍在搜索…重启后的第一次搜索需要加载索引。',
-      found: '{n} 篇文章 · {ms} 毫秒',
-      foundOne: '1 篇文章 · {ms} 毫秒',
-      announceConfident: '找到有把握的答案：{title}',
-      announceMaybe: '可能匹配，请先核对：{title}',
-      announceNoArticle: '知识库里没有针对这个报错的文章。有 {n} 篇相关但不是同一问题的文章。',
-      announceNone: '没有找到文章。',
-      detected: '识别出的报错：',
-      expanded: '同时搜索了：',
-      urlTooLong: '粘贴内容太长，放不进可分享的链接（链接最多 2000 个字符），所以地址栏里不包含它。要分享的话，请直接发送这段文字。',
-      copyLink: '复制链接',
-      linkCopied: '链接已复制',
-      verdictAnswer: '有把握的答案',
-      verdictMaybe: '可能匹配：请先核对它和你的报错是否一致',
-      verdictMaybeBody: '动手修改之前，请先对比它匹配到的报错行和你的是否一致。',
-      verdictNone: '知识库里没有针对这个报错的文章',
-      why: '依据：',
-      relatedHeading: '相关但不是同一问题',
-      howToAddTitle: '如何补充文章',
-      howToAdd1: '把报错、根本原因和解决办法写成一篇 Markdown 文章（格式见 corpus/AUTHORING.md），然后运行 ',
-      howToAdd2: '，或者用管理员令牌 POST 到 ',
-      howToAdd3: '。',
-      noResults: '没有匹配的文章。试试只粘贴 traceback 的最后几行：异常那一行和它上面的几帧。',
-      feedbackAsk: '排在第一的文章解决问题了吗？',
-      feedbackYes: '👍 解决了',
-      feedbackNo: '👎 没有',
-      feedbackThanks: '谢谢，已记录。没有答案的报错和 👎 会成为团队下一步要写的文章。',
-      feedbackFailed: '反馈没有记录下来：{detail}',
-      tierAnswer: '有把握的答案',
-      tierMaybe: '可能匹配',
-      tierNone: '相关但不是同一问题',
-      tierRelated: '相关',
-      confidenceTip: '这篇文章能解释你的报错的估计概率：{pct}',
-      matched: '匹配到的报错行',
-      rootCause: '根本原因',
-      fix: '解决办法',
-      showFix: '查看解决办法',
-      summary: '摘要',
-      source: '来源',
-      tags: '标签',
-      readArticle: '阅读全文',
-      others: '更多相关文章（{n}）',
-      copy: '复制',
-      copyCode: '复制这段代码',
-      copied: '已复制',
-      copyFailed: '复制失败：请手动选中文字复制',
-      errorTitle: '搜索失败',
-      errorStatus: '服务器返回 {status}：',
-      errorRetry: '服务器繁忙或索引尚未就绪，请几秒后再试。',
-      networkError: '连不上 kb 服务器。请确认它正在运行，然后重试。',
-      back: '重新搜索',
-      fullArticle: '全文',
-      language: '语言',
-      articleId: '文章 ID',
-      versions: '适用版本',
-      none: '本文未写明。',
-      notFoundTitle: '找不到这篇文章',
-      unavailableTitle: '知识库还没有准备好',
-      langEn: '英文',
-      langZh: '中文'
-    }
-  };
+  // Every label in both languages: one table (api/static/strings.json), inlined by the server as data.
+  var I18N = JSON.parse(document.querySelector('meta[name="kb-strings"]').getAttribute('content'));
 
   var EXAMPLES = {
     nccl: '[rank1]:[E ProcessGroupNCCL.cpp:1414] [PG 0 Rank 1] Watchdog caught collective operation timeout: ' +
@@ -268,294 +103,6 @@
   function articleUrl(id) { return '/articles/' + encodeURIComponent(id); }
 
   function contentLang(lang) { return lang === 'zh' ? 'zh-CN' : (lang === 'en' ? 'en' : null); }
-
-  // -- a tiny, safe Markdown renderer -----------------------------------------
-  // Fenced and indented code, paragraphs, bullet and numbered lists (nested), headings
-  // (shown as bold lines), block quotes, rules; inline `code`, **bold**, *em*, links
-  // (http(s) only), <autolinks>, bare URLs, backslash escapes.
-
-  var FENCE = /^( {0,3})(`{3,}|~{3,})\s*([^\s`]*)[^`]*$/;
-  var LIST = /^( {0,3})([-*+]|\d{1,9}[.)])(?:([ \t]+)(.*))?$/;
-  var HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
-  var QUOTE = /^ {0,3}> ?(.*)$/;
-  var HR = /^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$/;
-  var ENTITIES = { amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'", apos: "'", nbsp: '\u00a0' };
-
-  function isBlank(line) { return /^\s*$/.test(line); }
-
-  function indentOf(line) {
-    var n = 0;
-    for (var i = 0; i < line.length; i++) {
-      if (line[i] === ' ') n += 1;
-      else if (line[i] === '\t') n += 4 - (n % 4);
-      else break;
-    }
-    return n;
-  }
-
-  function dedent(line, cols) {
-    var n = 0, i = 0;
-    while (i < line.length && n < cols && (line[i] === ' ' || line[i] === '\t')) {
-      n += line[i] === '\t' ? 4 - (n % 4) : 1;
-      i++;
-    }
-    return line.slice(i);
-  }
-
-  function renderMarkdown(src) {
-    var frag = document.createDocumentFragment();
-    var lines = String(src == null ? '' : src).replace(/\r\n?/g, '\n').split('\n');
-    renderBlocks(lines, frag);
-    return frag;
-  }
-
-  function codeBlock(text, info) {
-    var code = h('code', info ? { class: 'language-' + info.replace(/[^\w+#.-]/g, '') } : null, [text]);
-    return h('pre', null, [code]);
-  }
-
-  function renderBlocks(lines, parent) {
-    var i = 0, para = [];
-    function flush() {
-      if (!para.length) return;
-      var p = h('p');
-      inline(p, para.join('\n'));
-      parent.appendChild(p);
-      para = [];
-    }
-    while (i < lines.length) {
-      var line = lines[i], m;
-      if (isBlank(line)) { flush(); i++; continue; }
-      if ((m = FENCE.exec(line))) {
-        flush();
-        var fenceIndent = m[1].length, marker = m[2], body = [];
-        i++;
-        while (i < lines.length) {
-          var tl = lines[i].trim();
-          if (indentOf(lines[i]) < 4 && tl.length >= marker.length &&
-              tl.split('').every(function (ch) { return ch === marker[0]; })) { i++; break; }
-          body.push(dedent(lines[i], fenceIndent));
-          i++;
-        }
-        parent.appendChild(codeBlock(body.join('\n'), m[3]));
-        continue;
-      }
-      if (!para.length && indentOf(line) >= 4) {
-        flush();
-        var code = [];
-        while (i < lines.length && (isBlank(lines[i]) || indentOf(lines[i]) >= 4)) {
-          code.push(dedent(lines[i], 4));
-          i++;
-        }
-        while (code.length && isBlank(code[code.length - 1])) code.pop();
-        parent.appendChild(codeBlock(code.join('\n'), ''));
-        continue;
-      }
-      if (HR.test(line)) { flush(); parent.appendChild(h('hr')); i++; continue; }
-      if ((m = HEADING.exec(line))) {
-        flush();
-        var strong = h('strong');
-        inline(strong, m[2] || '');
-        parent.appendChild(h('p', { class: 'md-heading' }, [strong]));
-        i++;
-        continue;
-      }
-      if (QUOTE.test(line)) {
-        flush();
-        var inner = [];
-        while (i < lines.length && !isBlank(lines[i])) {
-          var q = QUOTE.exec(lines[i]);
-          inner.push(q ? q[1] : lines[i]);
-          i++;
-        }
-        var bq = h('blockquote');
-        renderBlocks(inner, bq);
-        parent.appendChild(bq);
-        continue;
-      }
-      if ((m = LIST.exec(line)) && (m[4] || !para.length)) {
-        flush();
-        i = renderList(lines, i, parent);
-        continue;
-      }
-      para.push(line.replace(/^\s+/, ''));
-      i++;
-    }
-    flush();
-  }
-
-  function renderList(lines, i, parent) {
-    var first = LIST.exec(lines[i]);
-    var ordered = /\d/.test(first[2]);
-    var baseIndent = first[1].length;
-    var list = h(ordered ? 'ol' : 'ul');
-    if (ordered) {
-      var start = parseInt(first[2], 10);
-      if (start !== 1) list.setAttribute('start', String(start));
-    }
-    while (i < lines.length) {
-      var m = LIST.exec(lines[i]);
-      if (!m || /\d/.test(m[2]) !== ordered || m[1].length > baseIndent + 1) break;
-      var gap = m[3] ? Math.min(indentOf(m[3]), 4) : 1;
-      var contentIndent = m[1].length + m[2].length + gap;
-      var itemLines = [m[4] || ''];
-      i++;
-      while (i < lines.length) {
-        var l = lines[i];
-        if (isBlank(l)) {
-          var j = i + 1;
-          while (j < lines.length && isBlank(lines[j])) j++;
-          if (j < lines.length && indentOf(lines[j]) >= contentIndent) {
-            for (; i < j; i++) itemLines.push('');
-            continue;
-          }
-          break;
-        }
-        if (indentOf(l) >= contentIndent) { itemLines.push(dedent(l, contentIndent)); i++; continue; }
-        if (LIST.test(l) || FENCE.test(l) || HEADING.test(l) || QUOTE.test(l) || HR.test(l)) break;
-        if (!isBlank(itemLines[itemLines.length - 1])) { itemLines.push(l.replace(/^\s+/, '')); i++; continue; }
-        break;
-      }
-      var li = h('li');
-      renderBlocks(itemLines, li);
-      if (li.childNodes.length === 1 && li.firstChild.nodeName === 'P') {
-        var p = li.firstChild;
-        li.removeChild(p);
-        while (p.firstChild) li.appendChild(p.firstChild);
-      }
-      list.appendChild(li);
-      // blank lines between items of the same list
-      var k = i;
-      while (k < lines.length && isBlank(lines[k])) k++;
-      if (k > i && k < lines.length) {
-        var next = LIST.exec(lines[k]);
-        if (next && /\d/.test(next[2]) === ordered && next[1].length <= baseIndent + 1) i = k;
-      }
-    }
-    parent.appendChild(list);
-    return i;
-  }
-
-  function isWordChar(ch) { return !!ch && /[\w\u00c0-\uffff]/.test(ch); }
-
-  function findBacktickClose(text, from, len) {
-    var i = from;
-    while (i < text.length) {
-      var j = text.indexOf('`', i);
-      if (j < 0) return -1;
-      var k = j;
-      while (k < text.length && text[k] === '`') k++;
-      if (k - j === len) return j;
-      i = k;
-    }
-    return -1;
-  }
-
-  /* [label](dest "title") starting at text[i] === '['; returns {label, dest, end} or null. */
-  function parseLink(text, i) {
-    var depth = 0, j = i;
-    for (; j < text.length; j++) {
-      var ch = text[j];
-      if (ch === '\\') { j++; continue; }
-      if (ch === '[') depth++;
-      else if (ch === ']') { depth--; if (depth === 0) break; }
-    }
-    if (j >= text.length || text[j + 1] !== '(') return null;
-    var rest = text.slice(j + 2);
-    var m = /^\s*(?:<([^<>\n]*)>|([^\s()<>]*(?:\([^\s()<>]*\)[^\s()<>]*)*))(?:\s+("[^"]*"|'[^']*'|\([^)]*\)))?\s*\)/.exec(rest);
-    if (!m) return null;
-    return { label: text.slice(i + 1, j), dest: m[1] != null ? m[1] : m[2], end: j + 2 + m[0].length };
-  }
-
-  function inline(parent, text) {
-    var buf = '', i = 0, n = text.length, m;
-    function flushText() {
-      if (buf) { parent.appendChild(document.createTextNode(buf)); buf = ''; }
-    }
-    while (i < n) {
-      var c = text[i];
-      if (c === '\\' && i + 1 < n && /[!-\/:-@\[-`{-~]/.test(text[i + 1])) {
-        buf += text[i + 1]; i += 2; continue;
-      }
-      if (c === '`') {
-        var run = 1;
-        while (text[i + run] === '`') run++;
-        var close = findBacktickClose(text, i + run, run);
-        if (close >= 0) {
-          var code = text.slice(i + run, close).replace(/\n/g, ' ');
-          if (code.length > 2 && code[0] === ' ' && code[code.length - 1] === ' ' && code.trim()) code = code.slice(1, -1);
-          flushText();
-          parent.appendChild(h('code', null, [code]));
-          i = close + run;
-          continue;
-        }
-        buf += text.slice(i, i + run); i += run; continue;
-      }
-      if ((c === '*' || c === '_') && text[i + 1] === c) {
-        var end = text.indexOf(c + c, i + 2);
-        if (end > i + 2 && !/\s/.test(text[i + 2]) && !/\s/.test(text[end - 1]) &&
-            (c === '*' || (!isWordChar(text[i - 1]) && !isWordChar(text[end + 2])))) {
-          flushText();
-          var strong = h('strong');
-          inline(strong, text.slice(i + 2, end));
-          parent.appendChild(strong);
-          i = end + 2;
-          continue;
-        }
-      }
-      if (c === '*' && text[i + 1] !== '*' && text[i + 1] && !/\s/.test(text[i + 1]) && text[i - 1] !== '*' && !isWordChar(text[i - 1])) {
-        var emEnd = text.indexOf('*', i + 1);
-        if (emEnd > i + 1 && text[emEnd + 1] !== '*' && !/\s/.test(text[emEnd - 1]) && text.slice(i + 1, emEnd).indexOf('\n') < 0 &&
-            !isWordChar(text[emEnd + 1])) {
-          flushText();
-          var em = h('em');
-          inline(em, text.slice(i + 1, emEnd));
-          parent.appendChild(em);
-          i = emEnd + 1;
-          continue;
-        }
-      }
-      if (c === '[' || (c === '!' && text[i + 1] === '[')) {
-        var link = parseLink(text, c === '!' ? i + 1 : i);
-        if (link) {
-          flushText();
-          var href = safeHref(link.dest);
-          var target = href ? h('a', { href: href, rel: 'nofollow noopener noreferrer' }) : h('span');
-          inline(target, link.label || link.dest);
-          parent.appendChild(target);
-          i = link.end;
-          continue;
-        }
-      }
-      if (c === '<' && (m = /^<(https?:\/\/[^\s<>]+)>/i.exec(text.slice(i)))) {
-        var auto = safeHref(m[1]);
-        if (auto) {
-          flushText();
-          parent.appendChild(externalLink(auto, m[1]));
-          i += m[0].length;
-          continue;
-        }
-      }
-      if ((c === 'h' || c === 'H') && !/[\w\/.:-]/.test(text[i - 1] || ' ') &&
-          (m = /^https?:\/\/[^\s<>"'`]+/i.exec(text.slice(i)))) {
-        var url = m[0].replace(/[.,;:!?'")\]}>，。；：！？）】]+$/, '');
-        if (/\(/.test(url) && /\)$/.test(m[0]) && !/\)$/.test(url)) url += ')';
-        var bare = safeHref(url);
-        if (bare) {
-          flushText();
-          parent.appendChild(externalLink(bare, url));
-          i += url.length;
-          continue;
-        }
-      }
-      if (c === '&' && (m = /^&(amp|lt|gt|quot|#39|apos|nbsp);/.exec(text.slice(i)))) {
-        buf += ENTITIES[m[1]]; i += m[0].length; continue;
-      }
-      buf += c;
-      i++;
-    }
-    flushText();
-  }
 
   // -- copy buttons ------------------------------------------------------------
 
@@ -800,9 +347,9 @@
       var seq = ++state.seq;
       var urlNote = updateUrl(query);
       setLoading(true);
-      fetch('/v1/search', {
+      fetch('/web/search', {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json', 'Accept': 'application/json', 'X-KB-Door': 'web' },
+        headers: { 'Content-Type': 'application/json', 'Accept': 'application/json' },
         body: JSON.stringify({ query: query, top_k: TOP_K }),
         signal: controller ? controller.signal : undefined
       }).then(function (res) {
@@ -1016,9 +563,11 @@
       ]);
     }
 
-    function part(key, markdown, cls, lang, collapsed) {
+    /* `html` comes from the server's Markdown renderer (routes/web.py: raw HTML escaped, unsafe links
+       dropped), the one place article text becomes markup; everything else here is set as text. */
+    function part(key, html, cls, lang, collapsed) {
       var md = h('div', { class: 'md', lang: contentLang(lang) });
-      md.appendChild(renderMarkdown(markdown));
+      md.innerHTML = html;
       if (collapsed) {
         return h('details', { class: 'part ' + cls }, [h('summary', null, [t('showFix')]), md]);
       }
@@ -1039,11 +588,11 @@
         ]));
       }
       var hasCause = r.root_cause && r.root_cause.trim(), hasFix = r.fix && r.fix.trim();
-      if (hasCause) el.appendChild(part('rootCause', r.root_cause, 'cause', r.lang, false));
+      if (hasCause) el.appendChild(part('rootCause', r.root_cause_html, 'cause', r.lang, false));
       // only the answer shows its fix open; a possible match or a related article keeps it one click away
       var open = tier === 'answer';
-      if (hasFix) el.appendChild(part('fix', r.fix, 'fix', r.lang, !open));
-      if (!hasCause && !hasFix && r.snippet) el.appendChild(part('summary', r.snippet, 'snippet', r.lang, false));
+      if (hasFix) el.appendChild(part('fix', r.fix_html, 'fix', r.lang, !open));
+      if (!hasCause && !hasFix && r.snippet) el.appendChild(part('summary', r.snippet_html, 'snippet', r.lang, false));
 
       var foot = h('div', { class: 'card-foot' });
       if (r.tags && r.tags.length) {
@@ -1106,9 +655,6 @@
     else if (page === 'article') initArticlePage();
     else initLang(null);
   }
-
-  // exposed for tests and the console; holds no state worth protecting
-  window.kbRenderMarkdown = renderMarkdown;
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
   else start();
