@@ -595,6 +595,17 @@ def feishu_settings(fake, encrypt_key: str | None = FS_ENCRYPT_KEY) -> dict:
                 feishu_encrypt_key=encrypt_key, feishu_api_base=fake.url)
 
 
+def feishu_posts(fake, count: int = 1) -> list[dict]:
+    """The answers kb sent (msg_type post), waiting for `count` of them; 👍/👎 cards are separate messages."""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        posts = [r for r in fake.matching("/im/v1/messages") if r["json"].get("msg_type") == "post"]
+        if len(posts) >= count:
+            return posts
+        time.sleep(0.01)
+    raise AssertionError(f"expected {count} post message(s), got {len(posts)}")
+
+
 def test_feishu_decrypt_matches_feishus_documented_example():
     assert feishu_mod.decrypt("test key", "P37w+VZImNgPEO1RBhJ6RtKl7n6zymIbEG1pReEzghk=") == "hello world"
     # and our test-side encryption round-trips through the bot's decryption
@@ -636,7 +647,7 @@ def test_feishu_encrypted_message_answered_through_open_api(make_client, fake, s
     assert r.status_code == 200
     (token_req,) = fake.wait_for("/auth/v3/tenant_access_token/internal")
     assert token_req["json"] == {"app_id": FS_APP_ID, "app_secret": FS_APP_SECRET}
-    (sent,) = fake.wait_for("/im/v1/messages")
+    sent = feishu_posts(fake)[0]
     assert sent["query"] == {"receive_id_type": "chat_id"}
     assert sent["headers"]["authorization"] == "Bearer t-fake-tenant-token"
     msg = sent["json"]
@@ -655,11 +666,11 @@ def test_feishu_encrypted_message_answered_through_open_api(make_client, fake, s
     # a second message reuses the cached tenant_access_token
     body2 = json.dumps({"encrypt": feishu_encrypt(FS_ENCRYPT_KEY, json.dumps(feishu_message_event(ZERO3_QUERY, event_id="ev2")))}).encode()
     assert client.post("/bots/feishu", content=body2, headers=feishu_headers(body2)).status_code == 200
-    fake.wait_for("/im/v1/messages", count=2)
+    feishu_posts(fake, count=2)
     settle()
-    assert len(fake.matching("/im/v1/messages")) == 2
+    assert len(feishu_posts(fake, count=2)) == 2
     assert len(fake.matching("/tenant_access_token/internal")) == 1
-    assert ZERO3_FIX in fake.matching("/im/v1/messages")[1]["json"]["content"]
+    assert ZERO3_FIX in feishu_posts(fake, count=2)[1]["json"]["content"]
     assert searches == [NCCL_ERROR, ZERO3_QUERY]
 
 
@@ -667,12 +678,41 @@ def test_feishu_plain_message_without_encrypt_key(make_client, fake, searches):
     client = make_client(**feishu_settings(fake, encrypt_key=None))
     r = client.post("/bots/feishu", json=feishu_message_event(ZERO3_QUERY))
     assert r.status_code == 200
-    (sent,) = fake.wait_for("/im/v1/messages")
+    sent = feishu_posts(fake)[0]
     assert ZERO3_TITLE in sent["json"]["content"] and "根本原因" in sent["json"]["content"]
     r = client.post("/bots/feishu", json=feishu_message_event(ZERO3_QUERY, event_id="ev-x", token="wrong-token"))
     assert r.status_code == 401
     settle()
     assert searches == [ZERO3_QUERY]
+
+
+def test_feishu_feedback_card_and_its_verified_click(make_client, fake, kb):
+    client = make_client(**feishu_settings(fake))
+    body = json.dumps({"encrypt": feishu_encrypt(FS_ENCRYPT_KEY, json.dumps(feishu_message_event(NCCL_ERROR, event_id="ev-fb")))}).encode()
+    assert client.post("/bots/feishu", content=body, headers=feishu_headers(body)).status_code == 200
+    (card_msg,) = [r for r in fake.wait_for("/im/v1/messages", count=2) if r["json"]["msg_type"] == "interactive"]
+    card = json.loads(card_msg["json"]["content"])
+    (actions,) = [e["actions"] for e in card["elements"] if e["tag"] == "action"]
+    down = next(b for b in actions if b["value"]["kb_feedback"] == "0")
+    assert down["value"]["a"] == "nccl-p2p-hang" and down["value"]["s"]
+
+    def click(token: str, event_id: str) -> bytes:
+        event = {"schema": "2.0", "header": {"event_id": event_id, "token": token, "event_type": "card.action.trigger",
+                                             "create_time": "1609073151345", "app_id": FS_APP_ID},
+                 "event": {"operator": {"open_id": "ou_84aad35d084aa403a838cf73ee18467"},
+                           "action": {"tag": "button", "value": down["value"]}}}
+        return json.dumps({"encrypt": feishu_encrypt(FS_ENCRYPT_KEY, json.dumps(event))}).encode()
+
+    forged = click("wrong-token", "ev-click-1")
+    assert client.post("/bots/feishu", content=forged, headers=feishu_headers(forged)).status_code == 401
+    unsigned = click(FS_VTOKEN, "ev-click-2")
+    assert client.post("/bots/feishu", content=unsigned).status_code == 401  # no signature headers
+    assert not kb.gaps()  # nothing recorded by either
+    signed = click(FS_VTOKEN, "ev-click-3")
+    r = client.post("/bots/feishu", content=signed, headers=feishu_headers(signed))
+    assert r.status_code == 200 and r.json()["toast"]["type"] == "success"
+    (gap,) = kb.gaps()
+    assert gap.unhelpful == 1 and gap.doors == ["feishu"] and "nccl-p2p-hang" in gap.closest
 
 
 def test_feishu_none_verdict_in_chinese(make_client, fake, kb):

@@ -28,6 +28,9 @@ import re
 from Crypto.Cipher import AES
 from fastapi import APIRouter, BackgroundTasks, HTTPException, Request
 from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from kb.errors import KbError
 
 from ..settings import ApiSettings
 from .common import Dedupe, TokenCache, answer_for, background, denied, log, post_json, require, same_secret, seen_events_path
@@ -142,6 +145,8 @@ def build_router(settings: ApiSettings) -> APIRouter:
 
         if is_challenge:
             return JSONResponse({"challenge": payload.get("challenge", "")})
+        if payload.get("schema") == "2.0" and header.get("event_type") == "card.action.trigger":
+            return await card_action(request, header, payload.get("event") or {})
         if payload.get("schema") != "2.0" or header.get("event_type") != "im.message.receive_v1":
             return JSONResponse({"msg": "ignored"})
         if not seen_events.first_time(header.get("event_id")):
@@ -160,9 +165,28 @@ def build_router(settings: ApiSettings) -> APIRouter:
             ans = await answer_for(searches if text else None, settings, text, "feishu",
                                    str((sender.get("sender_id") or {}).get("open_id") or "") or None)
             await send(chat_id, to_feishu(ans))
+            card = feedback_card(ans)
+            if card:
+                await send(chat_id, card)
 
         tasks.add_task(background("feishu im/v1/messages", answer))
         return JSONResponse({"msg": "ok"})
+
+    async def card_action(request: Request, header: dict, event: dict) -> JSONResponse:
+        """A click on the 👍/👎 card, delivered (and verified) like every other event: recorded as
+        feedback for `kb gaps`; it never changes the ranking by itself."""
+        action = event.get("action") if isinstance(event.get("action"), dict) else {}
+        value = action.get("value") if isinstance(action.get("value"), dict) else {}
+        if FEEDBACK_KEY not in value or not seen_events.first_time(header.get("event_id")):
+            return JSONResponse({})
+        user = str((event.get("operator") or {}).get("open_id") or "") or None
+        try:
+            await run_in_threadpool(request.app.state.kb.feedback, str(value.get("s")), str(value.get("a")),
+                                    value[FEEDBACK_KEY] == "1", None, f"feishu:{user}")
+        except KbError as exc:
+            log.warning("kb.bots: feishu feedback not recorded: %s", exc)
+            return JSONResponse({"toast": {"type": "error", "content": str(exc)[:100]}})
+        return JSONResponse({"toast": {"type": "success", "content": "已记录，谢谢 / Thanks, recorded"}})
 
     return router
 
@@ -226,3 +250,25 @@ def feishu_post(answer: Answer) -> dict:
 def to_feishu(answer: Answer) -> dict:
     """Body fields for im/v1/messages: msg_type and the JSON-encoded content."""
     return {"msg_type": "post", "content": json.dumps(feishu_post(answer), ensure_ascii=False)}
+
+
+FEEDBACK_KEY = "kb_feedback"
+
+
+def feedback_card(answer: Answer) -> dict | None:
+    """A small interactive card with 👍/👎 on the top result (a `post` cannot carry buttons);
+    the click comes back as a card.action.trigger event. None when there is nothing to rate."""
+    if not (answer.search_id and answer.items and answer.kind in ("answer", "maybe")):
+        return None
+    zh = answer.lang == "zh"
+
+    def button(text: str, helpful: bool, kind: str) -> dict:
+        return {"tag": "button", "type": kind, "text": {"tag": "plain_text", "content": text},
+                "value": {FEEDBACK_KEY: "1" if helpful else "0", "s": answer.search_id, "a": answer.items[0].article_id}}
+
+    card = {"config": {"wide_screen_mode": True}, "elements": [
+        {"tag": "div", "text": {"tag": "plain_text", "content": "排在第一的文章解决问题了吗？" if zh else "Did the top article solve it?"}},
+        {"tag": "action", "actions": [button("👍 解决了" if zh else "👍 Yes", True, "primary"),
+                                     button("👎 没有" if zh else "👎 No", False, "default")]},
+    ]}
+    return {"msg_type": "interactive", "content": json.dumps(card, ensure_ascii=False)}
