@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+import typing
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from kb.results import Result
 
 
 class SearchRequest(BaseModel):
@@ -25,19 +29,22 @@ class Evidence(BaseModel):
     unknown: float
 
 
-class SearchResultPublic(BaseModel):
-    article_id: str
-    title: str
-    lang: str
-    score: float
-    confidence: float = Field(description="Probability-like 0..1 that this article explains the error.")
-    root_cause: str
-    fix: str
-    snippet: str
-    source: str | None
-    tags: list[str]
-    matched_error: str | None = Field(None, description="The article's error line that matched the paste.")
-    evidence: Evidence
+RESULT_DOCS = {
+    "confidence": "Probability-like 0..1 that this article explains the error.",
+    "matched_error": "The article's error line that matched the paste.",
+    "snippet": "The passage of the article that matched best.",
+}
+
+
+def _result_model() -> type[BaseModel]:
+    """`SearchResultPublic` built from the core's `kb.results.Result`: one shape, documented here."""
+    hints = typing.get_type_hints(Result)
+    fields = {f.name: (hints[f.name], Field(description=RESULT_DOCS.get(f.name)))
+              for f in dataclasses.fields(Result) if f.name != "evidence"}
+    return create_model("SearchResultPublic", **fields, evidence=(Evidence, ...))
+
+
+SearchResultPublic = _result_model()
 
 
 class SignaturePublic(BaseModel):

@@ -1,6 +1,6 @@
 """What a search returns: ranked results with their evidence, and the one verdict.
 
-The HTTP API's response models (api/schemas.py) mirror these fields; a test keeps them in step.
+The HTTP API's result model (api/schemas.py) is built from `Result`; a test keeps the response in step.
 """
 
 from __future__ import annotations

@@ -150,9 +150,9 @@ def show(article_id, data_dir, as_json):
 @data_dir_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="TCP port (0: any free port).")
-@click.option("--workers", envvar="KB_WORKERS", default=None, type=click.IntRange(1, 64),
-              help="Search processes (env KB_WORKERS). Default: one per core, at most 4; each holds its own "
-                   "copy of the index and model (~0.7 GB) and runs one search at a time.")
+@click.option("--workers", default=None, type=click.IntRange(1, 64),
+              help="Search processes (env KB_SEARCH_PROCESSES). Default: one per core, at most 4; each holds "
+                   "its own copy of the index and model (~0.7 GB) and runs one search at a time.")
 def serve(data_dir, host, port, workers):
     """Run the HTTP API (and the web page) over the index.
 
@@ -172,7 +172,9 @@ def serve(data_dir, host, port, workers):
     from api.settings import ApiSettings
     from kb.service import KnowledgeBase
 
-    settings = ApiSettings.from_env(data_dir=data_dir, search_processes=workers or default_workers())
+    settings = ApiSettings.from_env(data_dir=data_dir, search_processes=workers)
+    if "search_processes" not in settings.model_fields_set:  # neither --workers nor KB_SEARCH_PROCESSES
+        settings = settings.model_copy(update={"search_processes": default_workers()})
     try:
         KnowledgeBase(settings).data.current()
     except KbError as exc:

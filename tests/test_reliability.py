@@ -212,7 +212,7 @@ def start_server(data_dir: Path, log: Path, workers: int | None = None, **env_ex
     port = free_port()
     env = cli_env(data_dir, KB_ADMIN_TOKEN=ADMIN_TOKEN, **env_extra)
     if workers:
-        env["KB_WORKERS"] = str(workers)
+        env["KB_SEARCH_PROCESSES"] = str(workers)
     f = open(log, "ab")
     proc = subprocess.Popen([sys.executable, "-m", "kb_cli", "serve", "--port", str(port)], env=env, cwd=REPO,
                             stdout=f, stderr=subprocess.STDOUT)
