@@ -15,6 +15,7 @@ oldest rows go first).
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import re
 import secrets
@@ -150,6 +151,7 @@ class SearchLog:
         self._conn.execute("PRAGMA busy_timeout=10000")
         self._conn.executescript(_SCHEMA)
         self._salt = self._meta("salt") or self._set_meta("salt", secrets.token_hex(16))
+        self._vote_key = self._meta("vote_key") or self._set_meta("vote_key", secrets.token_hex(32))
         self._since_trim = 0
 
     def close(self) -> None:
@@ -184,6 +186,19 @@ class SearchLog:
                 (time.time(), search_id, article_id, int(bool(helpful)), note, self._client(client)),
             )
             self._trim()
+
+    def vote_token(self, search_id: str, article_id: str, helpful: bool) -> str:
+        """A signature for a vote link (chat platforms without signed button callbacks): only kb,
+        which holds the key, can mint a link that records a vote."""
+        message = f"{search_id}\x00{article_id}\x00{int(bool(helpful))}".encode("utf-8", "surrogatepass")
+        return hmac.new(self._vote_key.encode(), message, hashlib.sha256).hexdigest()[:32]
+
+    def vote(self, search_id: str, article_id: str, helpful: bool, token: str, client: str | None = None) -> None:
+        """Record a vote from a signed link; a link kb did not mint is refused."""
+        if not hmac.compare_digest(self.vote_token(search_id, article_id, helpful).encode(),
+                                   str(token).encode("utf-8", "surrogatepass")):
+            raise KbError("this vote link is not one kb made (or it was changed): vote from the answer itself")
+        self.feedback(search_id, article_id, helpful, None, client)
 
     def _client(self, client: str | None) -> str | None:
         return hashlib.sha256((self._salt + client).encode()).hexdigest()[:16] if client else None

@@ -121,6 +121,12 @@ class KnowledgeBase:
             raise NotFoundError(f"no article with id {article_id!r}")
         self.log.feedback(search_id, article_id, helpful, comment, client)
 
+    def vote_token(self, search_id: str, article_id: str, helpful: bool) -> str:
+        return self.log.vote_token(search_id, article_id, helpful)
+
+    def vote(self, search_id: str, article_id: str, helpful: bool, token: str, client: str | None = None) -> None:
+        self.log.vote(search_id, article_id, helpful, token, client)
+
     def gaps(self, since: float | None = None, include_linked: bool = False, limit: int = 100) -> list[Gap]:
         return self.log.gaps(since=since, include_linked=include_linked, limit=limit)
 

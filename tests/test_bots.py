@@ -465,6 +465,27 @@ def test_mattermost(make_client, searches):
     assert searches == [NCCL_ERROR, OFF_TOPIC]
 
 
+def test_chat_answers_without_button_callbacks_carry_signed_vote_links(make_client, kb):
+    client = make_client(mattermost_token=MM_TOKEN, public_url="https://kb.example.com/")
+    r = client.post("/bots/mattermost", content=mm_body(NCCL_ERROR), headers={"Content-Type": "application/x-www-form-urlencoded"})
+    text = r.json()["text"]
+    (down,) = re.findall(r"\[👎\]\((https://kb\.example\.com/vote\?[^)]+)\)", text)
+    assert "Did it help?" in text and "[👍](https://kb.example.com/vote?" in text
+    query = dict(parse_qs(urlsplit(down).query, keep_blank_values=True))
+    fields = {k: v[0] for k, v in query.items()}
+    assert fields["a"] == "nccl-p2p-hang" and fields["h"] == "0"
+
+    page = client.get("/vote", params=fields)  # what a link preview fetches: a page, no vote
+    assert page.status_code == 200 and 'action="/vote"' in page.text
+    assert not kb.gaps()
+    forged = client.post("/vote", data={**fields, "h": "1"})  # the signature covers the vote itself
+    assert forged.status_code == 403 and not kb.gaps()
+    recorded = client.post("/vote", data=fields)
+    assert recorded.status_code == 200 and "recorded" in recorded.text
+    (gap,) = kb.gaps()
+    assert gap.unhelpful == 1 and gap.doors == ["mattermost"]
+
+
 def test_mattermost_none_verdict_says_no_article_and_how_to_add_one(make_client, kb):
     reason = core_verdict_none(kb, NONE_EN)
     client = make_client(mattermost_token=MM_TOKEN, public_url="https://kb.example.com/")

@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ET
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Awaitable, Callable
+from urllib.parse import urlencode
 
 import httpx
 from fastapi import HTTPException
@@ -21,7 +22,7 @@ from kb.errors import KbError
 
 from ..runner import SearchLane
 from ..settings import ApiSettings
-from .format import Answer, build_answer, empty_answer, error_answer
+from .format import Answer, build_answer, empty_answer, error_answer, is_absolute
 
 log = logging.getLogger("kb.bots")
 
@@ -68,7 +69,23 @@ async def answer_for(searches: SearchLane | None, settings: ApiSettings, text: s
     except Exception:  # noqa: BLE001 - a bot must answer something
         log.exception("kb.bots: search failed")
         return error_answer(text, "internal error; the server log has the details")
-    return build_answer(response, text, settings.public_url)
+    answer = build_answer(response, text, settings.public_url)
+    if door in VOTE_LINK_DOORS and answer.kind == "answer" and answer.search_id and is_absolute(settings.public_url):
+        answer.vote_urls = vote_urls(searches.kb, settings.public_url, answer.search_id, answer.items[0].article_id)
+    return answer
+
+
+VOTE_LINK_DOORS = ("dingtalk", "wecom", "mattermost")
+"""Platforms whose replies cannot carry buttons that call kb back: their answers carry signed vote links."""
+
+
+def vote_urls(kb, public_url: str, search_id: str, article_id: str) -> tuple[str, str]:
+    """👍/👎 links to the web page's /vote (a confirmation page: a link preview alone records nothing)."""
+    def url(helpful: bool) -> str:
+        query = urlencode({"s": search_id, "a": article_id, "h": int(helpful),
+                           "t": kb.vote_token(search_id, article_id, helpful)})
+        return f"{public_url.rstrip('/')}/vote?{query}"
+    return url(True), url(False)
 
 
 class Dedupe:

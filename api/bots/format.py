@@ -46,6 +46,7 @@ _WORDS = {
         "fix": "Fix",
         "excerpt": "From the article",
         "full_article": "Full article",
+        "helpful": "Did it help?",
         "confidence": "Confidence",
         "answer_foot": "Confident answer",
         "possible": "Possible match",
@@ -68,6 +69,7 @@ _WORDS = {
         "fix": "解决办法",
         "excerpt": "文章摘录",
         "full_article": "查看全文",
+        "helpful": "有帮助吗？",
         "confidence": "把握",
         "answer_foot": "有把握的答案",
         "possible": "可能匹配",
@@ -135,6 +137,7 @@ class Answer:
     reason: str = ""
     confident: bool = False     # the core's `confident` (true exactly for the "answer" verdict)
     search_id: str = ""         # what a 👍/👎 button refers to (empty: the search was not recorded)
+    vote_urls: tuple[str, str] | None = None   # signed 👍/👎 links, for platforms without button callbacks
 
     @property
     def title(self) -> str:
@@ -404,6 +407,9 @@ def render_sections(answer: Answer, style: Style) -> list[list[str]]:
         else:
             foot.append(plain_link(style, w["full_article"], item.url))
         sections.append([style.escape(foot[0]), foot[1]])
+        if answer.vote_urls:
+            sections.append([style.escape(w["helpful"]) + " " + plain_link(style, "👍", answer.vote_urls[0])
+                             + " · " + plain_link(style, "👎", answer.vote_urls[1])])
         return sections
     # maybe / none: the verdict and its reason, then the closest articles as pointers
     sections.append([style.escape(answer.headline)])

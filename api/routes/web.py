@@ -5,6 +5,7 @@
                       escaped and links restricted to http(s)/mailto/relative; every other
                       interpolated value is HTML-escaped. Unknown ids get an HTML 404 page.
 - `POST /web/search`  the page's search: the API's answer with root cause and fix as safe HTML.
+- `/vote`             a signed 👍/👎 link from a chat answer: GET shows a button, POST records the vote.
 - `/admin/gaps`       the knowledge loop's admin page (`admin.js` calls `/v1/gaps` with the admin token).
 - `/static/{name}`    the page's own CSS/JS/icon (a fixed list: nothing else is served).
 
@@ -21,7 +22,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 from string import Template
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import FileResponse, HTMLResponse, Response
@@ -254,6 +255,42 @@ async def web_search(body: SearchRequest, request: Request, searches: SearchesDe
         r["fix_html"] = render_markdown(r["fix"], shift_headings=3)
         r["snippet_html"] = render_markdown(r["snippet"])
     return data
+
+
+def _vote_fields(form: dict) -> tuple[str, str, bool, str]:
+    return (str(form.get("s", ""))[:64], str(form.get("a", ""))[:128], str(form.get("h", "")) == "1",
+            str(form.get("t", ""))[:64])
+
+
+@router.get("/vote")
+async def vote_page(request: Request, s: str = "", a: str = "", h: str = "", t: str = "") -> Response:
+    """A vote link from a chat answer (DingTalk, WeCom, Mattermost): a page with one button, so a
+    chat app's link preview, which only GETs, records nothing."""
+    lang = page_lang(request)
+    helpful = h == "1"
+    hidden = "".join(f'<input type="hidden" name="{k}" value="{_e(v)}">' for k, v in (("s", s), ("a", a), ("h", h), ("t", t)))
+    main = (f'<p class="crumbs"><a href="/">&larr; {_t(lang, "back")}</a></p>'
+            f'<h1>{_t(lang, "feedbackAsk")}</h1><p><code>{_e(a)}</code></p>'
+            f'<form method="post" action="/vote">{hidden}<button type="submit" class="primary">'
+            f'{_t(lang, "feedbackYes" if helpful else "feedbackNo")}</button></form>')
+    return _page(lang, STRINGS[lang]["feedbackAsk"], main)
+
+
+@router.post("/vote")
+async def vote(request: Request, kb: KbDep, settings: SettingsDep) -> Response:
+    """Record the vote of a signed link; a link kb did not sign is refused."""
+    lang = page_lang(request)
+    client = request.client.host if request.client else "unknown"
+    if not request.app.state.feedback_limit.allow(client):
+        return _page(lang, STRINGS[lang]["feedbackAsk"], _message_main(lang, "feedbackAsk", "too many votes: try again in a minute"), 429)
+    form = {k: v[0] for k, v in parse_qs((await request.body()).decode("utf-8", "replace")).items()}
+    try:
+        await run_blocking(settings, kb.vote, *_vote_fields(form), client)
+    except KbError as exc:
+        return _page(lang, STRINGS[lang]["feedbackAsk"], _message_main(lang, "feedbackAsk", str(exc)), 403)
+    main = (f'<p class="crumbs"><a href="/">&larr; {_t(lang, "back")}</a></p>'
+            f'<div class="notice notice-ok"><p>{_t(lang, "feedbackThanks")}</p></div>')
+    return _page(lang, STRINGS[lang]["feedbackAsk"], main)
 
 
 @router.api_route("/admin/gaps", methods=["GET", "HEAD"])
