@@ -536,6 +536,20 @@ def test_dingtalk_answers_in_the_response(make_client, searches):
     assert searches == [ZERO3_QUERY]
 
 
+def test_dingtalk_answer_is_an_action_card_with_signed_vote_buttons(make_client, kb):
+    client = make_client(dingtalk_app_secret=DT_SECRET, public_url="https://kb.example.com")
+    reply = client.post("/bots/dingtalk", content=dt_body(ZERO3_QUERY), headers=dt_headers()).json()
+    assert reply["msgtype"] == "actionCard"
+    card = reply["actionCard"]
+    assert card["title"] == ZERO3_TITLE and ZERO3_FIX in card["text"] and "/vote?" not in card["text"]
+    up, down = card["btns"]
+    assert up["actionURL"].startswith("https://kb.example.com/vote?") and "h=1" in up["actionURL"]
+    fields = {k: v[0] for k, v in parse_qs(urlsplit(down["actionURL"]).query).items()}
+    assert client.post("/vote", data=fields).status_code == 200
+    (gap,) = kb.gaps()
+    assert gap.unhelpful == 1 and gap.doors == ["dingtalk"]
+
+
 def test_dingtalk_none_verdict_in_chinese(make_client, kb):
     reason = core_verdict_none(kb, NONE_ZH)
     client = make_client(dingtalk_app_secret=DT_SECRET)

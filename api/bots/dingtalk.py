@@ -17,6 +17,7 @@ import hashlib
 import hmac
 import json
 import time
+from dataclasses import replace
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import JSONResponse
@@ -83,7 +84,14 @@ DINGTALK = Style(
 
 
 def to_dingtalk(answer: Answer) -> dict:
+    """Markdown; an answer that can be rated is an actionCard whose 👍/👎 buttons open kb's signed vote links."""
     # DingTalk's Markdown needs a blank line to break a line.
-    text = "\n\n".join("\n\n".join(s) for s in render_sections(answer, DINGTALK))
+    sections = render_sections(replace(answer, vote_urls=None), DINGTALK)
+    text = "\n\n".join("\n\n".join(s) for s in sections)
     title = defang_tags(answer.title)[:60] or "kb"
-    return {"msgtype": "markdown", "markdown": {"title": title, "text": text}}
+    if not answer.vote_urls:
+        return {"msgtype": "markdown", "markdown": {"title": title, "text": text}}
+    zh = answer.lang == "zh"
+    buttons = [{"title": "👍 有帮助" if zh else "👍 Helpful", "actionURL": answer.vote_urls[0]},
+               {"title": "👎 不是这个" if zh else "👎 Not this", "actionURL": answer.vote_urls[1]}]
+    return {"msgtype": "actionCard", "actionCard": {"title": title, "text": text, "btnOrientation": "1", "btns": buttons}}
