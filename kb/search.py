@@ -36,7 +36,9 @@ from .store import Manifest, SnapshotFiles, connect
 from .text import HAN, clean, detect_lang
 from .results import Result, SearchResponse, snippet
 from .tokenize import Tokenizer
-from .trust import AGREEING_SIGNALS, RARE_WORDS, exception_names, is_prose, lead, platforms, short_exception
+from .trust import (
+    AGREEING_SIGNALS, RARE_WORDS, exception_names, is_prose, lead, mentions, platforms, short_exception, subject,
+)
 from .verdict import ConfidenceModel, Context, Evidence, decide
 
 DENSE_CANDIDATES = 100
@@ -385,6 +387,8 @@ class Searcher:
         else:  # another exception; neutral when one of the paste's error lines matched the article's
             exc_match = -1.0 if f["template"] < 0.5 else 0.0
         q_platforms = platforms(c.q_tokens)
+        q_subject = next(filter(None, map(subject, c.sig.lines)), None)
+        a_subject = subject(a.error_lines[line]) if line >= 0 else None
         return Evidence(
             lexical=f["lexical"], expansion=max(f["expansion"], f["bridge"]),
             dense=f["dense"] if c.dense_used else None, template=f["template"],
@@ -397,6 +401,7 @@ class Searcher:
             rare_share=self._rare_share(c.q_tokens, have),
             platform_conflict=1.0 if q_platforms - platforms(have) else 0.0,
             facts=f["facts"],
+            subject_conflict=1.0 if q_subject and a_subject and q_subject != a_subject and not mentions(have, q_subject) else 0.0,
             template_words=min(len(self.template_words[ai][line]), 12) / 12 * strength if line >= 0 else 0.0,
             calls=f["calls"], prose=f["prose"], cross=f["cross"], agreement=self._agreement(c, ai),
             lexical_abs=self._lexical_abs(c, f["lexical"]),
@@ -462,8 +467,10 @@ class Searcher:
             matched_error=matched,
             condition=self._condition_text(ai),
             rare_missing=tuple(t for t in self._rarest(c.q_tokens) if t not in have and t in self.df),
-            unknown_words=tuple(t for t in self._rarest(c.q_tokens) if t not in self.df),
+            unknown_words=tuple(dict.fromkeys(t for t in c.q_tokens if t not in self.df))[:3],
             sharing=self._sharing(a.templates[line], c.excluded) if line >= 0 else 1,
+            query_subject=next(filter(None, map(subject, c.sig.lines)), None),
+            article_subject=subject(a.error_lines[line]) if line >= 0 else None,
         )
 
     def _condition_text(self, ai: int) -> str | None:

@@ -69,3 +69,28 @@ def lead(scored: list[tuple[float, int]]) -> float:
         return 0.0
     nxt = scored[1][0] if len(scored) > 1 else 0.0
     return max(0.0, (scored[0][0] - nxt) / scored[0][0])
+
+
+_SUBJECT = re.compile(
+    r"(?:Failed building wheel for|Could not build wheels for|Building wheel for|Error building extension)"
+    r"\s+['\"]?([A-Za-z0-9][\w.\-]*)"
+    r"|No module named\s+['\"]?([\w.]+)"
+    r"|cannot import name\s+['\"]?\w+['\"]?\s+from\s+['\"]?([\w.]+)",
+    re.I,
+)
+
+
+def subject(line: str | None) -> str | None:
+    """The package or module an error line is about, normalised (`flash_attn` -> `flash-attn`):
+    "Could not build wheels for X", "No module named 'X.y'", "cannot import name 'n' from 'X'"."""
+    m = _SUBJECT.search(line or "")
+    if not m:
+        return None
+    name = next(g for g in m.groups() if g)
+    return name.split(".")[0].lower().replace("_", "-").strip("-'\"") or None
+
+
+def mentions(tokens, name: str) -> bool:
+    """Whether an article's tokens name a package, however it is spelt (`flash-attn`, `flash_attn`)."""
+    parts = [p for p in re.split(r"[-_]", name) if p]
+    return name in tokens or name.replace("-", "_") in tokens or (len(parts) > 1 and all(p in tokens for p in parts))

@@ -69,6 +69,9 @@ class Evidence:
     """1 when the query names a platform or framework (xla, mps, rocm, tensorflow, …) the article never does."""
     facts: float = 0.0
     """+1 the paste's numbers satisfy the article's `applies_when`, -1 they contradict it, 0 no say."""
+    subject_conflict: float = 0.0
+    """1 when the paste's error line names one package or module (`Could not build wheels for X`,
+    `No module named 'X'`) and the article's matched line another, which the article never mentions."""
     template_words: float = 0.0
     """Literal words left in the matched template after masking (/12): few means a generic shape."""
     calls: float = 0.0
@@ -152,6 +155,8 @@ class Context:
     rare_missing: tuple[str, ...] = ()
     unknown_words: tuple[str, ...] = ()
     sharing: int = 1
+    query_subject: str | None = None
+    article_subject: str | None = None
 
 
 def decide(model: ConfidenceModel, top: Evidence | None, confidence: float, ctx: Context) -> Verdict:
@@ -180,7 +185,8 @@ def vetoed(ev: Evidence) -> str | None:
       in no article or most of its distinctive words are in no article (a question about
       something else that shares a word or two: on a small corpus even a single `不`);
     - the paste is about another platform;
-    - its numbers contradict the article's condition.
+    - its numbers contradict the article's condition;
+    - its error line is about another package than the article's (the same build failure of another wheel).
     None of the eval's right answers carries any of them. They matter most where the eval has
     no examples. The error-line condition keeps a small knowledge base useful: a long NCCL log
     full of words its five articles never use, whose watchdog line one article quotes, is
@@ -196,6 +202,8 @@ def vetoed(ev: Evidence) -> str | None:
         return "platform_conflict"
     if ev.facts < 0:
         return "facts_contradicted"
+    if ev.subject_conflict:
+        return "subject_conflict"
     return None
 
 
@@ -244,6 +252,8 @@ _DOUBTS = {
     "platform_conflict": lambda e, c: e.platform_conflict and c.query_platforms
     and (f"the paste is about {_words(c.query_platforms)}; the closest article is about {_words(c.article_platforms)}"
          if c.article_platforms else f"the paste is about {_words(c.query_platforms)}, which no close article covers"),
+    "subject_conflict": lambda e, c: e.subject_conflict and c.query_subject
+    and f"the paste's error is about `{c.query_subject}`; the closest article's is about `{c.article_subject}`",
     "facts_contradicted": lambda e, c: e.facts < 0 and c.condition
     and f"the numbers in the paste contradict the closest article, which applies when `{c.condition}`",
     "unknown": lambda e, c: e.unknown > 0.2 and c.unknown_words

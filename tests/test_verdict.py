@@ -50,6 +50,25 @@ def test_an_error_on_another_platform_is_not_answered_with_the_cuda_article(bund
     assert "mps" in resp.reason
 
 
+def test_the_same_failure_of_another_package_is_not_answered_with_that_packages_article(bundled):
+    own = bundled.search("ERROR: Failed building wheel for flash-attn\nerror: subprocess-exited-with-error")
+    assert own.results[0].article_id == "build-flash-attn-subprocess-exited-with-error"
+    other = bundled.search("ERROR: Could not build wheels for tokenizers, which is required to install "
+                           "pyproject.toml-based projects\nerror: can't find Rust compiler")
+    assert other.verdict != "answer"
+    assert "`tokenizers`" in other.reason and "`flash-attn`" in other.reason
+
+
+def test_error_subjects_are_read_off_the_line():
+    from kb.trust import subject
+
+    assert subject("ERROR: Could not build wheels for flash_attn, which is required") == "flash-attn"
+    assert subject("ModuleNotFoundError: No module named 'apex.amp'") == "apex"
+    assert subject("ImportError: cannot import name 'x' from 'transformers.utils' (/a)") == "transformers"
+    assert subject("RuntimeError: Error building extension 'fused_adam'") == "fused-adam"
+    assert subject("RuntimeError: CUDA error: out of memory") is None
+
+
 def test_numbers_that_contradict_an_article_keep_it_from_answering(bundled):
     frag = bundled.search(FRAGMENTATION_OOM.format(alloc="61.40", unalloc="15.97"))
     assert frag.results[0].article_id == "oom-fragmentation-expandable-segments"
