@@ -6,6 +6,8 @@ next call opens it, while calls already running finish on the old one.
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -24,6 +26,8 @@ from .text import clean
 from .tokenize import Tokenizer
 
 
+logger = logging.getLogger("kb")
+
 class KnowledgeBase:
     def __init__(self, settings: Settings | None = None, tokenizer: Tokenizer | None = None,
                  glossary: Glossary | None = None):
@@ -34,6 +38,7 @@ class KnowledgeBase:
         self._glossary = glossary
         self._searcher: Searcher | None = None
         self._log: SearchLog | None = None
+        self._log_failed = False
         self._lock = threading.Lock()
 
     @property
@@ -94,8 +99,12 @@ class KnowledgeBase:
         started = time.perf_counter()
         response = self.searcher().search(query, top_k=top_k, exclude=exclude)
         response.took_ms = (time.perf_counter() - started) * 1000
-        if door and self.settings.record_searches:
-            response.search_id = self.log.record(query, response, door, client)
+        if door and self.settings.record_searches and not self._log_failed:
+            try:
+                response.search_id = self.log.record(query, response, door, client)
+            except (sqlite3.Error, OSError) as exc:  # a read-only or full data dir must not cost the answer
+                logger.warning("kb: searches are not being recorded for `kb gaps` (%s): %s", self.settings.data_dir, exc)
+                self._log_failed = True  # say it once; answers go on
         return response
 
     def get_article(self, article_id: str) -> dict:

@@ -139,3 +139,11 @@ def test_feedback_and_gap_endpoints_are_documented_with_examples(client):
     for name in ("FeedbackRequest", "GapsPublic", "GapLinkRequest"):
         assert schemas[name].get("examples"), name
     assert "search_id" in schemas["SearchResponsePublic"]["properties"]
+
+
+def test_a_data_dir_that_cannot_keep_the_log_still_answers(kb, settings, caplog):
+    (settings.data_dir / "searches.sqlite").mkdir()  # not a database: opening it fails
+    first = kb.search(UNANSWERED, door="api")
+    second = kb.search(UNANSWERED, door="api")
+    assert first.results and second.results and first.search_id == second.search_id == ""
+    assert sum("not being recorded" in r.getMessage() for r in caplog.records) == 1
