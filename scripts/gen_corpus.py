@@ -19,6 +19,7 @@ from pathlib import Path
 import yaml
 
 from kb.ingest import find_article_files, load_document
+from kb.text import HAN
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -31,7 +32,7 @@ def main() -> None:
     args = ap.parse_args()
     rng = random.Random(args.seed)
     bases = [load_document(p) for p in find_article_files([REPO / "corpus"])]
-    vocab = sorted({w for d in bases for w in re.findall(r"[A-Za-z_]{4,}|[\u4e00-\u9fff]{2,4}", d.body)})
+    vocab = sorted({w for d in bases for w in re.findall(f"[A-Za-z_]{{4,}}|[{HAN}]{{2,4}}", d.body)})
     args.out.mkdir(parents=True, exist_ok=True)
     for i in range(args.n):
         base = bases[i % len(bases)]
