@@ -15,7 +15,6 @@ platform's syntax and escaping (a `Style`):
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Literal
@@ -437,11 +436,7 @@ def defang_tags(text: str) -> str:
     return _TAG_OPEN.sub("<" + ZWSP, text)
 
 
-# Markdown (Mattermost, DingTalk): escaping `<`, `>`, `&` keeps text literal.
-
-def md_escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
+# Markdown (Mattermost, DingTalk, WeCom): code fences and links.
 
 def md_code(code: str, lang: str) -> str:
     fence = "````" if "```" in code else "```"

@@ -19,7 +19,7 @@ from fastapi.responses import JSONResponse
 
 from ..settings import ApiSettings
 from .common import answer_for, denied, require, same_secret
-from .format import Answer, md_code, md_escape, md_link, render_sections, Style
+from .format import Answer, md_code, md_link, render_sections, Style
 
 
 def build_router(settings: ApiSettings) -> APIRouter:
@@ -50,6 +50,11 @@ def build_router(settings: ApiSettings) -> APIRouter:
 
 
 # -- rendering: Mattermost Markdown; raw HTML is not rendered, mentions are already defused ------
+
+def md_escape(text: str) -> str:
+    """Escaping `&`, `<`, `>` keeps text literal in Mattermost's Markdown."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
 
 MATTERMOST = Style(
     escape=md_escape,
