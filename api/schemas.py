@@ -153,6 +153,8 @@ class Health(BaseModel):
     format_version: int
     snapshot: str
     built_at: float
+    segments: int = 1
+    """Index segments the snapshot reads: 1 after a full ingest, one more per small write until `kb compact`."""
 
 
 class ErrorBody(BaseModel):

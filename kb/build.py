@@ -1,8 +1,10 @@
-"""Write path: ingest files, add or delete one article, rebuild indexes into a new snapshot.
+"""Write path: ingest files, add or delete one article, fold the index into one segment.
 
-Every write takes the data dir's lock, builds a complete snapshot beside the live one
-and publishes it last (see `store`). Unchanged files cost nothing; unchanged chunk text
-is never re-encoded.
+Every write takes the data dir's lock, builds a new snapshot beside the live one and
+publishes it last (see `store`). A write of a few articles builds only a delta segment
+for them (tombstoning what they replace), so it costs time in proportion to those
+articles; a large batch, `--rebuild`, a long chain or `compact()` builds one segment over
+every live article. Unchanged files cost nothing; unchanged chunk text is never re-encoded.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-import bm25s
 import faiss
 import numpy as np
 
@@ -26,6 +27,7 @@ from .embed import Encoder, load_encoder
 from .errors import ArticleError, IndexMissingError
 from .glossary import Glossary, load_glossary
 from .ingest import Document, find_article_files, load_document
+from .lexical import Postings
 from .store import (
     FORMAT_VERSION,
     SCHEMA,
@@ -45,6 +47,10 @@ Progress = Callable[[str, int, int], None]
 FLAT_LIMIT = 20_000
 """Above this many chunks, HNSW: a flat scan of 60k x 384 floats costs ~30 ms a query on 2 busy cores."""
 ENCODE_BATCH = 32
+DELTA_MAX_ARTICLES = 64
+"""A write of more articles than this (and than a tenth of the index) builds one whole segment instead of a delta."""
+MAX_SEGMENTS = 16
+"""A chain this long is folded into one segment by the next write: each segment costs a little per query."""
 
 
 @dataclass
@@ -147,10 +153,19 @@ class Writer:
                     f.unlink(missing_ok=True)
         return report
 
+    def compact(self, wait: float | None = None, on_wait=None) -> IngestReport:
+        """Fold the live snapshot's delta segments into one segment (same articles, same ranking)."""
+        started = time.monotonic()
+        report = IngestReport()
+        with self.data.writer_lock(wait=wait, on_wait=on_wait):
+            self._apply([], deletes=[], prune=False, rebuild=False, report=report, compact=True)
+        report.seconds = time.monotonic() - started
+        return report
+
     # -- the one write path -------------------------------------------------
 
     def _apply(self, docs: list[Document], deletes: list[str], prune: bool, rebuild: bool,
-               report: IngestReport, replace_any_path: bool = False) -> None:
+               report: IngestReport, replace_any_path: bool = False, compact: bool = False) -> None:
         try:
             live: Path | None = self.data.current()
         except IndexMissingError:
@@ -159,8 +174,9 @@ class Writer:
         if manifest and not rebuild:
             check_manifest(manifest, self._asked_model_id(), live)
         encoder = load_encoder(self.settings.embed_model or (manifest.model_id if manifest and not rebuild else None))
+        chain = self.data.chain(live, manifest) if live else []
 
-        old = _read_article_index(SnapshotFiles(live).db) if live else {}
+        old = _read_article_index(chain, manifest) if live else {}
         upserts: dict[str, Document] = {}
         seen_paths: dict[str, str] = {}
         for doc in docs:
@@ -179,32 +195,50 @@ class Writer:
             (report.updated if prior else report.added).append(doc.id)
         removed = [a for a in deletes if a in old]
         if prune:
-            removed += [a for a, (path, _) in old.items() if a not in upserts and not Path(path).exists() and a not in removed]
+            removed += [a for a, (path, *_) in old.items() if a not in upserts and not Path(path).exists() and a not in removed]
         report.removed = removed
-        if live and not report.changed and not rebuild:
+        if live and not report.changed and not rebuild and not (compact and len(chain) > 1):
             return
+        changes = len(upserts) + len(removed)
+        whole = (rebuild or compact or live is None or len(chain) >= MAX_SEGMENTS
+                 or changes > max(DELTA_MAX_ARTICLES, len(old) // 10))
 
+        if whole and rebuild and chain:  # every article is prepared again (e.g. for another model)
+            upserts = {**_documents_from(chain, manifest), **upserts}
+            for a in removed:
+                upserts.pop(a, None)
         building = self.data.new_snapshot_dir()
         try:
-            self._build(building, live, upserts, removed, rebuild, encoder, report)
+            conn = connect(SnapshotFiles(building).db)
+            conn.executescript(SCHEMA)
+            prepared = self._prepare(upserts, report)
+            kept = {p.doc.id for p in prepared}  # an upsert that failed leaves its old version live
+            if whole:  # one segment over every live article: the chain's rows copied, the upserts added
+                segments, deleted = (), {}
+                if chain and not rebuild:
+                    _copy_live_rows(conn, chain, manifest, skip={*removed, *kept})
+            else:  # a delta: only the upserts; the chain's copies of what they replace are tombstoned
+                segments = tuple(p.name for p in chain)
+                deleted = {name: list(ids) for name, ids in manifest.deleted.items()}
+                for a in [*removed, *kept]:
+                    if a in old:
+                        deleted.setdefault(old[a][2], []).append(a)
+            with conn:
+                for p in prepared:
+                    _insert(conn, p)
+            own = building.name.removeprefix(".building-")
+            report.encoded_chunks = self._build_indexes(conn, building, encoder, (*segments, own), deleted)
+            conn.close()
+            report.snapshot = self.data.publish(building).name
         except BaseException:
             shutil.rmtree(building, ignore_errors=True)  # never leave a half-built snapshot behind
             raise
 
-    def _build(self, building: Path, live: Path | None, upserts: dict[str, Document], removed: list[str],
-               rebuild: bool, encoder: Encoder, report: IngestReport) -> None:
-        conn = connect(SnapshotFiles(building).db)
-        if live and not rebuild:
-            src = connect(SnapshotFiles(live).db, readonly=True)
-            src.backup(conn)
-            src.close()
-        conn.executescript(SCHEMA)
-        if live and rebuild:
-            upserts = {**_documents_from(SnapshotFiles(live).db), **upserts}
-            for a in removed:
-                upserts.pop(a, None)
+    def _prepare(self, upserts: dict[str, Document], report: IngestReport) -> list[PreparedArticle]:
+        """Parse and tokenize each upsert; one that fails is reported and left out, not fatal."""
         prepared = []
-        for i, d in enumerate(list(upserts.values())):
+        docs = list(upserts.values())
+        for i, d in enumerate(docs):
             try:
                 prepared.append(prepare_article(d, self.tokenizer, self.glossary))
             except Exception as exc:  # one unparseable article must not sink the batch
@@ -212,21 +246,15 @@ class Writer:
                 for done in (report.added, report.updated):
                     if d.id in done:
                         done.remove(d.id)
-                del upserts[d.id]
-            self.progress("parse", i + 1, len(upserts))
-        with conn:
-            for a in [*removed, *upserts.keys()]:
-                conn.execute("DELETE FROM articles WHERE id = ?", (a,))
-            for p in prepared:
-                _insert(conn, p)
-        report.encoded_chunks = self._build_indexes(conn, building, encoder)
-        conn.close()
-        report.snapshot = self.data.publish(building).name
+            self.progress("parse", i + 1, len(docs))
+        return prepared
 
     def _asked_model_id(self) -> str | None:
         return load_encoder(self.settings.embed_model).model_id if self.settings.embed_model else None
 
-    def _build_indexes(self, conn: sqlite3.Connection, building: Path, encoder: Encoder) -> int:
+    def _build_indexes(self, conn: sqlite3.Connection, building: Path, encoder: Encoder,
+                       segments: tuple[str, ...], deleted: dict) -> int:
+        """This segment's indexes over its own chunks, and the snapshot's manifest."""
         rows = conn.execute("SELECT id, tokens, bridge_tokens, embed_hash, (SELECT title FROM articles a WHERE a.id = article_id) AS title, heading_path, text FROM chunks ORDER BY id").fetchall()
         chunk_ids = np.array([r["id"] for r in rows], dtype=np.int64)
         corpus_tokens = [r["tokens"].split() for r in rows]
@@ -265,14 +293,14 @@ class Writer:
         np.save(files.chunk_ids, chunk_ids)
 
         for path, token_lists in ((files.lexical, corpus_tokens), (files.bridge, [r["bridge_tokens"].split() for r in rows])):
-            retriever = bm25s.BM25()
-            retriever.index(token_lists if token_lists else [[""]], show_progress=False)
-            retriever.save(str(path), show_progress=False)
+            Postings.build(token_lists).save(path)
         df = Counter(t for toks in corpus_tokens for t in set(toks))
         files.df.write_text(json.dumps({"n": len(rows), "df": df}, ensure_ascii=False))
 
-        n_articles = conn.execute("SELECT COUNT(*) FROM articles").fetchone()[0]
-        Manifest(FORMAT_VERSION, encoder.model_id, int(dim), n_articles, len(rows), time.time()).write(files.manifest)
+        n_articles, n_chunks = _live_counts(self.data, segments[:-1], deleted)
+        n_articles += conn.execute("SELECT COUNT(*) FROM articles").fetchone()[0]
+        Manifest(FORMAT_VERSION, encoder.model_id, int(dim), n_articles, n_chunks + len(rows), time.time(),
+                 segments=segments, deleted=deleted).write(files.manifest)
         self.progress("index", 1, 1)
         return encoded
 
@@ -283,28 +311,71 @@ def _hnsw(dim: int):
     return index
 
 
-def _read_article_index(db: Path) -> dict[str, tuple[str, str]]:
-    conn = connect(db, readonly=True)
-    try:
-        return {r["id"]: (r["path"], r["content_hash"]) for r in conn.execute("SELECT id, path, content_hash FROM articles")}
-    finally:
-        conn.close()
+def _live_rows(chain: list[Path], manifest: Manifest | None, sql: str):
+    """(segment name, row) for each live article row of a chain: tombstoned copies left out."""
+    for segment in chain:
+        dead = set(manifest.deleted.get(segment.name, ())) if manifest else set()
+        conn = connect(SnapshotFiles(segment).db, readonly=True)
+        try:
+            for r in conn.execute(sql):
+                if r["id"] not in dead:
+                    yield segment.name, r
+        finally:
+            conn.close()
 
 
-def _documents_from(db: Path) -> dict[str, Document]:
+def _read_article_index(chain: list[Path], manifest: Manifest | None) -> dict[str, tuple[str, str, str]]:
+    """id -> (path, content hash, name of the segment holding it) of every live article."""
+    return {r["id"]: (r["path"], r["content_hash"], name)
+            for name, r in _live_rows(chain, manifest, "SELECT id, path, content_hash FROM articles")}
+
+
+def _live_counts(data: DataDir, segments: tuple[str, ...], deleted: dict) -> tuple[int, int]:
+    """Live articles and chunks in these segments of a chain."""
+    articles = chunks = 0
+    for name in segments:
+        conn = connect(SnapshotFiles(data.snapshots / name).db, readonly=True)
+        try:
+            dead = list(deleted.get(name, ()))
+            marks = ",".join("?" * len(dead))
+            articles += conn.execute(f"SELECT COUNT(*) FROM articles WHERE id NOT IN ({marks})", dead).fetchone()[0]
+            chunks += conn.execute(f"SELECT COUNT(*) FROM chunks WHERE article_id NOT IN ({marks})", dead).fetchone()[0]
+        finally:
+            conn.close()
+    return articles, chunks
+
+
+def _copy_live_rows(conn: sqlite3.Connection, chain: list[Path], manifest: Manifest | None, skip: set[str]) -> None:
+    """Copy the chain's live articles and their chunks into a new segment's database, except `skip`."""
+    conn.execute("CREATE TEMP TABLE skip (id TEXT PRIMARY KEY)")
+    for segment in chain:
+        gone = skip | set(manifest.deleted.get(segment.name, ()) if manifest else ())
+        with conn:
+            conn.execute("DELETE FROM temp.skip")
+            conn.executemany("INSERT INTO temp.skip VALUES (?)", [(a,) for a in gone])
+        conn.execute("ATTACH DATABASE ? AS seg", (str(SnapshotFiles(segment).db),))
+        try:
+            with conn:
+                conn.execute("INSERT INTO main.articles SELECT * FROM seg.articles WHERE id NOT IN (SELECT id FROM temp.skip)")
+                conn.execute(
+                    "INSERT INTO main.chunks (article_id, ordinal, heading_path, kind, text, tokens, bridge_tokens, embed_hash) "
+                    "SELECT article_id, ordinal, heading_path, kind, text, tokens, bridge_tokens, embed_hash FROM seg.chunks "
+                    "WHERE article_id NOT IN (SELECT id FROM temp.skip) ORDER BY id")
+        finally:
+            conn.execute("DETACH DATABASE seg")
+    conn.execute("DROP TABLE temp.skip")
+
+
+def _documents_from(chain: list[Path], manifest: Manifest | None) -> dict[str, Document]:
     """Rebuild Documents from a snapshot, for `--rebuild` (e.g. after changing the model)."""
-    conn = connect(db, readonly=True)
-    try:
-        return {
-            r["id"]: Document(
-                id=r["id"], title=r["title"], lang=r["lang"], tags=tuple(json.loads(r["tags"])),
-                source=r["source"], body=r["body"], path=r["path"], content_hash=r["content_hash"],
-                meta=json.loads(r["meta"]),
-            )
-            for r in conn.execute("SELECT * FROM articles")
-        }
-    finally:
-        conn.close()
+    return {
+        r["id"]: Document(
+            id=r["id"], title=r["title"], lang=r["lang"], tags=tuple(json.loads(r["tags"])),
+            source=r["source"], body=r["body"], path=r["path"], content_hash=r["content_hash"],
+            meta=json.loads(r["meta"]),
+        )
+        for _, r in _live_rows(chain, manifest, "SELECT * FROM articles")
+    }
 
 
 def _insert(conn: sqlite3.Connection, p: PreparedArticle) -> None:

@@ -17,12 +17,10 @@ import copy
 import json
 import math
 import re
-import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-import bm25s
 import faiss
 import numpy as np
 
@@ -31,13 +29,15 @@ from .embed import Encoder, compute_threads
 from .errors import NotFoundError, QueryError, QueryTooLargeError
 from .glossary import Glossary
 from .signature import GENERIC_LINE, Signature, extract, focus, frame_calls
-from .facts import check, extract_facts, parse_condition
-from .store import Manifest, SnapshotFiles, connect
+from .facts import check, extract_facts
+from .lexical import LexicalIndex
+from .segment import ArticleMeta, Segment, SegmentCache
+from .store import Manifest, SnapshotFiles
 from .text import HAN, clean, detect_lang
 from .results import Result, SearchResponse, snippet
 from .tokenize import Tokenizer
 from .trust import (
-    AGREEING_SIGNALS, RARE_WORDS, exception_names, is_prose, lead, mentions, platforms, short_exception, subject,
+    AGREEING_SIGNALS, RARE_WORDS, is_prose, lead, mentions, platforms, short_exception, subject,
 )
 from .verdict import ConfidenceModel, Context, Evidence, decide
 
@@ -78,22 +78,6 @@ class Candidates:
     excluded: frozenset[int] = frozenset()
 
 
-@dataclass(frozen=True)
-class ArticleMeta:
-    id: str
-    title: str
-    lang: str
-    tags: tuple[str, ...]
-    source: str | None
-    error_lines: tuple[str, ...]
-    templates: tuple[str, ...]
-    components: tuple[str, ...]
-    exceptions: frozenset[str]
-    """Short names of the exception classes its error lines raise (`OutOfMemoryError`)."""
-    condition: object | None
-    """Parsed `applies_when` front matter (kb/facts.py), or None."""
-
-
 def validate_query(query: str) -> str:
     """The query as the core may use it (lone surrogates replaced), or a QueryError saying what to send."""
     if not isinstance(query, str) or not query.strip():
@@ -115,39 +99,48 @@ class Searcher:
 
     def __init__(self, snapshot: Path, encoder: Encoder, tokenizer: Tokenizer, glossary: Glossary,
                  weights: RankingWeights, model: ConfidenceModel | None = None,
-                 extractor: Callable[[str], Signature] = extract):
+                 extractor: Callable[[str], Signature] = extract, segments: SegmentCache | None = None):
+        """`segments`: where open segments are shared between snapshots (one per KnowledgeBase)."""
         self.path = snapshot
         self.extractor = extractor
-        files = SnapshotFiles(snapshot)
-        self.manifest = Manifest.read(files.manifest)
+        self.manifest = Manifest.read(SnapshotFiles(snapshot).manifest)
         self.encoder, self.tokenizer, self.glossary, self.weights = encoder, tokenizer, glossary, weights
         self.model = model or ConfidenceModel.load()
-        self._db = connect(files.db, readonly=True)
-        self._db_lock = threading.Lock()
-        self._owns_db = True
-        self.lexical = bm25s.BM25.load(str(files.lexical), mmap=False, show_progress=False)
-        self.bridge = bm25s.BM25.load(str(files.bridge), mmap=False, show_progress=False)
-        self.dense = faiss.read_index(str(files.dense))
+        chain = [snapshot.parent / name for name in self.manifest.segments] or [snapshot]
+        self.segments = segments.get(chain) if segments is not None else [Segment(p) for p in chain]
+        self._owns_segments = segments is None
         faiss.omp_set_num_threads(compute_threads())  # OpenMP spin-waits cost more than they give per query
-        chunk_ids = np.load(files.chunk_ids)
-        df = json.loads(files.df.read_text())
-        self.n_chunks, self.df = max(1, df["n"]), df["df"]
 
-        self.articles: list[ArticleMeta] = []
-        index_of: dict[str, int] = {}
-        for r in self._db.execute("SELECT id, title, lang, tags, source, meta, error_lines, templates, components FROM articles ORDER BY id"):
-            index_of[r["id"]] = len(self.articles)
-            error_lines = tuple(json.loads(r["error_lines"]))
-            condition = json.loads(r["meta"]).get("applies_when")
-            self.articles.append(ArticleMeta(
-                r["id"], r["title"], r["lang"], tuple(json.loads(r["tags"])), r["source"],
-                error_lines, tuple(json.loads(r["templates"])), tuple(json.loads(r["components"])),
-                exception_names(error_lines), parse_condition(condition) if isinstance(condition, str) else None,
-            ))
-        self.index_of = index_of
-        owner = dict(self._db.execute("SELECT id, article_id FROM chunks").fetchall())
-        self.chunk_article = np.array([index_of[owner[int(c)]] for c in chunk_ids], dtype=np.int64)
-        self.chunk_ids = chunk_ids
+        # The live articles of the chain, in id order; a tombstoned copy is left out.
+        dead = [set(self.manifest.deleted.get(seg.path.name, ())) for seg in self.segments]
+        live = sorted(((a.id, si, li) for si, seg in enumerate(self.segments)
+                       for li, a in enumerate(seg.articles) if a.id not in dead[si]))
+        self.articles: list[ArticleMeta] = [self.segments[si].articles[li] for _, si, li in live]
+        self.article_segment: list[Segment] = [self.segments[si] for _, si, _ in live]
+        self.index_of = {aid: ai for ai, (aid, _, _) in enumerate(live)}
+        # Rows (chunks) of every segment's indexes, numbered in chain order; tombstoned rows get -1.
+        global_of = [np.full(len(seg.articles), -1, dtype=np.int64) for seg in self.segments]
+        for ai, (_, si, li) in enumerate(live):
+            global_of[si][li] = ai
+        positions, chunk_article, row_chunk = [], [], []
+        n_rows = 0
+        for si, seg in enumerate(self.segments):
+            owner = global_of[si][seg.row_article] if len(seg.row_article) else np.zeros(0, dtype=np.int64)
+            alive = owner >= 0
+            pos = np.full(len(owner), -1, dtype=np.int64)
+            pos[alive] = np.arange(n_rows, n_rows + int(alive.sum()))
+            n_rows += int(alive.sum())
+            positions.append(pos)
+            chunk_article.append(owner[alive])
+            row_chunk.append(seg.chunk_ids[alive])
+        self.chunk_article = np.concatenate(chunk_article).astype(np.int64)
+        self.row_chunk = np.concatenate(row_chunk)
+        self.n_rows = n_rows
+        self._positions = positions
+        self.lexical = LexicalIndex([seg.lexical for seg in self.segments], positions)
+        self.bridge = LexicalIndex([seg.bridge for seg in self.segments], positions)
+        self.n_chunks, self.df = max(1, self.lexical.n_rows), self.lexical.df
+
         self.exact_templates: dict[str, list[tuple[int, int]]] = {}
         self.template_words: list[list[frozenset[str]]] = []
         self.line_weight: list[list[float]] = []
@@ -167,7 +160,7 @@ class Searcher:
         other = copy.copy(self)
         other.weights = weights or self.weights
         other.extractor = extractor or self.extractor
-        other._owns_db = False  # the original closes the shared connection
+        other._owns_segments = False  # the original closes the shared segments
         return other
 
     # -- evidence ---------------------------------------------------------
@@ -178,11 +171,21 @@ class Searcher:
             np.maximum.at(out, self.chunk_article, chunk_scores.astype(np.float32))
         return out
 
-    def _bm25(self, index: bm25s.BM25, tokens: list[str]) -> np.ndarray:
-        tokens = list(dict.fromkeys(tokens))
-        if not tokens or not len(self.chunk_ids):
-            return np.zeros(len(self.chunk_ids), dtype=np.float32)
-        return np.asarray(index.get_scores(tokens), dtype=np.float32)
+    def _bm25(self, index: LexicalIndex, tokens: list[str]) -> np.ndarray:
+        return index.scores(tokens)
+
+    def _dense_hits(self, qvec: np.ndarray, k: int) -> list[tuple[float, int]]:
+        """The `k` rows most similar to the query vector: (cosine, row), over every segment.
+        Each segment is asked for `k` plus its tombstoned rows, so the live top `k` is exact."""
+        hits: list[tuple[float, int]] = []
+        for seg, pos in zip(self.segments, self._positions):
+            n = seg.dense.ntotal
+            if not n:
+                continue
+            sims, rows = seg.dense.search(qvec, min(n, k + int((pos < 0).sum())))
+            hits += [(float(sim), int(pos[row])) for sim, row in zip(sims[0], rows[0]) if row >= 0 and pos[row] >= 0]
+        hits.sort(key=lambda h: -h[0])
+        return hits[:k]
 
     def _idf(self, token: str) -> float:
         df = self.df.get(token, 0)
@@ -273,7 +276,7 @@ class Searcher:
         excluded = frozenset(self.index_of[a] for a in exclude if a in self.index_of)
         gone = np.array(sorted(excluded), dtype=np.int64)
 
-        def per_article(index: bm25s.BM25, tokens: list[str]) -> np.ndarray:
+        def per_article(index: LexicalIndex, tokens: list[str]) -> np.ndarray:
             scores = self._per_article_max(self._bm25(index, tokens))
             scores[gone] = 0.0
             return scores
@@ -307,15 +310,13 @@ class Searcher:
         templates = self._templates(sig, lexical_pool, excluded)
         ids = sorted(lexical_pool | set(templates))
         feats = rows(ids, templates)
-        dense_chunks = np.zeros(len(self.chunk_ids), dtype=np.float32)
-        dense_used = len(self.chunk_ids) > 0 and self.weights.dense > 0 and (
+        dense_chunks = np.zeros(self.n_rows, dtype=np.float32)
+        dense_used = self.n_rows > 0 and self.weights.dense > 0 and (
             always_dense or self.needs_dense(self.score_matrix(feats, self.weights)))
         if dense_used:
             qvec = self.encoder.encode([qtext[:DENSE_QUERY_CHARS]], query=True)
-            sims, hits = self.dense.search(qvec, min(DENSE_CANDIDATES, len(self.chunk_ids)))
-            for sim, row in zip(sims[0], hits[0]):
-                if row >= 0:
-                    dense_chunks[row] = max(float(sim), 0.0)
+            for sim, row in self._dense_hits(qvec, DENSE_CANDIDATES):
+                dense_chunks[row] = max(sim, 0.0)
             dense = self._per_article_max(dense_chunks)
             dense[gone] = 0.0
             added = sorted(_top_articles([dense]) - set(ids))
@@ -362,8 +363,9 @@ class Searcher:
     def _article_tokens(self, ai: int) -> frozenset[str]:
         tokens = self._tokens_cache.get(ai)
         if tokens is None:
-            with self._db_lock:
-                rows = self._db.execute("SELECT tokens FROM chunks WHERE article_id = ?", (self.articles[ai].id,)).fetchall()
+            seg = self.article_segment[ai]
+            with seg.lock:
+                rows = seg.db.execute("SELECT tokens FROM chunks WHERE article_id = ?", (self.articles[ai].id,)).fetchall()
             tokens = frozenset(t for r in rows for t in r[0].split())
             if len(self._tokens_cache) > 4096:
                 self._tokens_cache.clear()
@@ -512,11 +514,12 @@ class Searcher:
     def _result(self, ai: int, score: float, confidence: float, ev: Evidence, tpl: tuple[float, int] | None,
                 chunk_scores: np.ndarray) -> Result:
         a = self.articles[ai]
-        with self._db_lock:
-            row = self._db.execute("SELECT root_cause, fix FROM articles WHERE id = ?", (a.id,)).fetchone()
-            mine = np.nonzero(self.chunk_article == ai)[0]
-            best = int(self.chunk_ids[mine[np.argmax(chunk_scores[mine])]]) if len(mine) else None
-            text = self._db.execute("SELECT text FROM chunks WHERE id = ?", (best,)).fetchone()[0] if best is not None else ""
+        seg = self.article_segment[ai]
+        mine = np.nonzero(self.chunk_article == ai)[0]
+        best = int(self.row_chunk[mine[np.argmax(chunk_scores[mine])]]) if len(mine) else None
+        with seg.lock:
+            row = seg.db.execute("SELECT root_cause, fix FROM articles WHERE id = ?", (a.id,)).fetchone()
+            text = seg.db.execute("SELECT text FROM chunks WHERE id = ?", (best,)).fetchone()[0] if best is not None else ""
         matched = a.error_lines[tpl[1]] if tpl and tpl[1] >= 0 else None
         return Result(
             article_id=a.id, title=a.title, lang=a.lang, score=score, confidence=confidence,
@@ -527,8 +530,12 @@ class Searcher:
     # -- articles ---------------------------------------------------------
 
     def get_article(self, article_id: str) -> dict:
-        with self._db_lock:
-            row = self._db.execute("SELECT * FROM articles WHERE id = ?", (article_id,)).fetchone()
+        ai = self.index_of.get(article_id)
+        row = None
+        if ai is not None:
+            seg = self.article_segment[ai]
+            with seg.lock:
+                row = seg.db.execute("SELECT * FROM articles WHERE id = ?", (article_id,)).fetchone()
         if row is None:
             raise NotFoundError(f"no article with id {article_id!r}")
         return {
@@ -544,19 +551,14 @@ class Searcher:
     def stats(self) -> dict:
         m = self.manifest
         return {"articles": m.articles, "chunks": m.chunks, "model_id": m.model_id,
-                "format_version": m.format_version, "snapshot": self.path.name, "built_at": m.created}
+                "format_version": m.format_version, "snapshot": self.path.name, "built_at": m.created,
+                "segments": len(self.segments)}
 
     def close(self) -> None:
-        if self._owns_db:
-            self._db.close()
-
-    def __del__(self) -> None:
-        # A replaced searcher is freed when the last search using it ends. Its SQLite connection
-        # sits in a reference cycle (its statement cache), so without this it would keep its
-        # page cache and its file, perhaps already pruned, until the next cyclic collection.
-        db = getattr(self, "_db", None)
-        if db is not None and getattr(self, "_owns_db", False):
-            db.close()
+        """Close the segments this searcher opened itself (shared ones close when let go)."""
+        if self._owns_segments:
+            for seg in self.segments:
+                seg.close()
 
 def _top_articles(signals: list[np.ndarray]) -> set[int]:
     """The candidate pool: the best POOL_PER_SIGNAL articles of each signal that have any score."""

@@ -21,6 +21,7 @@ from .ingest import parse_document, valid_article_id
 from .loop import Gap, SearchLog, add_error_line, draft_text
 from .results import SearchResponse
 from .search import Searcher
+from .segment import SegmentCache
 from .store import DataDir, Manifest, SnapshotFiles, check_manifest
 from .text import clean
 from .tokenize import Tokenizer
@@ -37,6 +38,7 @@ class KnowledgeBase:
         self.tokenizer = tokenizer or Tokenizer()
         self._glossary = glossary
         self._searcher: Searcher | None = None
+        self._segments = SegmentCache()  # a write's new snapshot reopens only its new segment
         self._log: SearchLog | None = None
         self._log_failed = False
         self._lock = threading.Lock()
@@ -82,7 +84,8 @@ class KnowledgeBase:
         else:
             check_manifest(manifest, None, snapshot)
         encoder = load_encoder(asked or manifest.model_id)
-        return Searcher(snapshot, encoder, self.tokenizer, self.glossary, self.settings.ranking)
+        return Searcher(snapshot, encoder, self.tokenizer, self.glossary, self.settings.ranking,
+                        segments=self._segments)
 
     def warm(self) -> None:
         """Load the index, the model and the segmenter now rather than on the first query."""
@@ -180,6 +183,10 @@ class KnowledgeBase:
     def ingest(self, paths: list[Path], *, prune: bool = False, rebuild: bool = False,
                progress: Progress | None = None, wait: float | None = None, on_wait=None) -> IngestReport:
         return self.writer(progress).ingest(paths, prune=prune, rebuild=rebuild, wait=wait, on_wait=on_wait)
+
+    def compact(self, progress: Progress | None = None, wait: float | None = None, on_wait=None) -> IngestReport:
+        """Fold the delta segments of single-article writes into one (ranking unchanged)."""
+        return self.writer(progress).compact(wait=wait, on_wait=on_wait)
 
     def add_article(self, text: str, fmt: str = "md") -> tuple[str, bool]:
         """Index an article sent through the API; returns (article id, created).

@@ -2,12 +2,19 @@
 
 Layout:
     CURRENT                 name of the live snapshot, replaced atomically (os.replace)
-    snapshots/<name>/       kb.sqlite (articles, chunks), lexical/ (BM25), dense.faiss, manifest.json
+    snapshots/<name>/       one segment: kb.sqlite (articles, chunks), lexical/ and bridge/ (BM25
+                            postings), dense.faiss, chunk_ids.npy, df.json; and manifest.json
     embeddings.sqlite       vector cache keyed by (model id, text hash): unchanged text is never re-encoded
     ingest.lock             held by the one writer at a time
 
-A writer builds a whole new snapshot beside the live one and flips CURRENT last, so a
-crash at any point leaves the previous snapshot live and readable.
+A snapshot is its manifest's chain of segments, oldest first, ending with its own: a full
+ingest writes a chain of one; a write of a few articles writes a small delta segment and
+lists the older segments before it, with tombstones for the articles it replaced or deleted
+(`Manifest.deleted`). Segments are never changed once written, so a delta costs time in
+proportion to its articles, and a full ingest (or `kb compact`) folds the chain into one.
+A writer builds beside the live snapshot and flips CURRENT last, so a crash at any point
+leaves the previous snapshot live and readable; pruning keeps every segment that the live
+snapshot or the one before it lists.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ import shutil
 import sqlite3
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
@@ -28,7 +35,7 @@ import numpy as np
 
 from .errors import IndexBusyError, IndexMismatchError, IndexMissingError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 KEEP_SNAPSHOTS = 2
 
 SCHEMA = """
@@ -81,12 +88,12 @@ class SnapshotFiles:
 
     @property
     def lexical(self) -> Path:
-        """bm25s index of the chunks' own tokens."""
+        """BM25 postings (kb/lexical.py) of the chunks' own tokens."""
         return self.root / "lexical"
 
     @property
     def bridge(self) -> Path:
-        """bm25s index of the chunks' glossary terms in the other language."""
+        """BM25 postings of the chunks' glossary terms in the other language."""
         return self.root / "bridge"
 
     @property
@@ -112,14 +119,21 @@ class Manifest:
     articles: int
     chunks: int
     created: float
+    segments: tuple[str, ...] = ()
+    """The snapshot's chain, oldest first; the last is the snapshot's own directory."""
+    deleted: dict = field(default_factory=dict)
+    """segment name -> ids of its articles that later segments replaced or deleted."""
 
     @classmethod
     def read(cls, path: Path) -> "Manifest":
         data = json.loads(path.read_text())
-        return cls(**{k: data[k] for k in cls.__dataclass_fields__})
+        fields = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        fields["segments"] = tuple(fields.get("segments", ()))
+        return cls(**fields)
 
     def write(self, path: Path) -> None:
-        write_atomic(path, json.dumps(self.__dict__, indent=2).encode())
+        data = {**self.__dict__, "segments": list(self.segments)}
+        write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False).encode())
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -170,6 +184,11 @@ class DataDir:
             )
         return self.snapshots / name
 
+    def chain(self, snapshot: Path, manifest: Manifest | None = None) -> list[Path]:
+        """The segment directories a snapshot reads, oldest first."""
+        manifest = manifest or Manifest.read(SnapshotFiles(snapshot).manifest)
+        return [self.snapshots / name for name in manifest.segments] or [snapshot]
+
     def new_snapshot_dir(self) -> Path:
         self.snapshots.mkdir(parents=True, exist_ok=True)
         name = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{time.monotonic_ns() % 10**9:09d}"
@@ -191,14 +210,23 @@ class DataDir:
         return final
 
     def _prune_old(self, keep: str) -> None:
-        """Keep the live snapshot and the one before it (readers may still have it open)."""
+        """Keep the live snapshot and the one before it (readers may still have it open), and
+        every segment either of them lists."""
         done = sorted(
             (p for p in self.snapshots.iterdir() if p.is_dir() and not p.name.startswith(".")),
             key=lambda p: p.name,
         )
         older = [p for p in done if p.name != keep]
-        for old in older[: max(0, len(older) - (KEEP_SNAPSHOTS - 1))]:
-            shutil.rmtree(old, ignore_errors=True)
+        kept = [self.snapshots / keep, *older[max(0, len(older) - (KEEP_SNAPSHOTS - 1)):]]
+        needed = {p.name for p in kept}
+        for snapshot in kept:
+            try:
+                needed.update(Manifest.read(SnapshotFiles(snapshot).manifest).segments)
+            except (OSError, ValueError, KeyError, TypeError):
+                pass  # a snapshot without a readable manifest keeps only itself
+        for old in older:
+            if old.name not in needed:
+                shutil.rmtree(old, ignore_errors=True)
         for stale in self.snapshots.glob(".building-*"):
             if not _pid_alive(stale.name):
                 shutil.rmtree(stale, ignore_errors=True)

@@ -111,7 +111,8 @@ def test_healthz(client):
     r = client.get("/healthz")
     assert r.status_code == 200
     body = r.json()
-    assert body["status"] == "ok" and body["articles"] == 5 and body["model_id"] == "hash-256" and body["format_version"] == 1
+    assert body["status"] == "ok" and body["articles"] == 5 and body["model_id"] == "hash-256" and body["format_version"] == 2
+    assert body["segments"] == 1  # one segment after a full ingest; writes add deltas (`kb compact` folds them)
 
 
 def test_openapi_docs(client):

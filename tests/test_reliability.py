@@ -615,8 +615,9 @@ def _open_snapshot_files() -> list[str]:
 
 
 def test_replaced_snapshots_release_their_files(kb):
-    """A long-running server opens a new snapshot after every write; the old one's SQLite file
-    (maybe already pruned from disk) must be let go at once, not at some later garbage collection.
+    """A long-running server opens a new snapshot after every write; the SQLite files of segments
+    it no longer lists (maybe already pruned from disk) must be let go at once, not at some later
+    garbage collection.
     (Its connection sits in a reference cycle: this held ~0.5 MB and a file per write.)"""
     import gc
 
@@ -625,9 +626,9 @@ def test_replaced_snapshots_release_their_files(kb):
         for i in range(6):
             kb.add_article(f"---\nid: fd-probe\ntitle: Probe {i}\n---\n\nRuntimeError: FD_PROBE_{i} failed\n")
             assert kb.search(f"RuntimeError: FD_PROBE_{i} failed").results[0].article_id == "fd-probe"
-        live = str(kb.searcher().path)
-        stale = [p for p in _open_snapshot_files() if not p.startswith(live)]
-        assert not stale, stale
+        live = [str(seg.path) for seg in kb.searcher().segments]  # the live snapshot's chain of segments
+        stale = [p for p in _open_snapshot_files() if not any(p.startswith(s + "/") for s in live)]
+        assert not stale, (stale, [s.rsplit('/', 1)[1] for s in live])
     finally:
         gc.enable()
 
