@@ -176,7 +176,9 @@ class Writer:
         encoder = load_encoder(self.settings.embed_model or (manifest.model_id if manifest and not rebuild else None))
         chain = self.data.chain(live, manifest) if live else []
 
-        old = _read_article_index(chain, manifest) if live else {}
+        # Only a prune needs every live article; otherwise the ones this write names will do.
+        wanted = None if prune else {*(d.id for d in docs), *deletes}
+        old = _read_article_index(chain, manifest, wanted) if live else {}
         upserts: dict[str, Document] = {}
         seen_paths: dict[str, str] = {}
         for doc in docs:
@@ -201,7 +203,7 @@ class Writer:
             return
         changes = len(upserts) + len(removed)
         whole = (rebuild or compact or live is None or len(chain) >= MAX_SEGMENTS
-                 or changes > max(DELTA_MAX_ARTICLES, len(old) // 10))
+                 or changes > max(DELTA_MAX_ARTICLES, manifest.articles // 10))
 
         if whole and rebuild and chain:  # every article is prepared again (e.g. for another model)
             upserts = {**_documents_from(chain, manifest), **upserts}
@@ -311,23 +313,31 @@ def _hnsw(dim: int):
     return index
 
 
-def _live_rows(chain: list[Path], manifest: Manifest | None, sql: str):
-    """(segment name, row) for each live article row of a chain: tombstoned copies left out."""
+def _live_rows(chain: list[Path], manifest: Manifest | None, sql: str, ids: set[str] | None = None):
+    """(segment name, row) for each live article row of a chain (or of these `ids`): tombstoned
+    copies left out."""
+    wanted = sorted(ids) if ids is not None else None
     for segment in chain:
         dead = set(manifest.deleted.get(segment.name, ())) if manifest else set()
         conn = connect(SnapshotFiles(segment).db, readonly=True)
         try:
-            for r in conn.execute(sql):
+            if wanted is None:
+                rows = conn.execute(sql)
+            else:
+                rows = (r for i in range(0, len(wanted), 500) for r in conn.execute(
+                    f"{sql} WHERE id IN ({','.join('?' * len(wanted[i:i + 500]))})", wanted[i:i + 500]))
+            for r in rows:
                 if r["id"] not in dead:
                     yield segment.name, r
         finally:
             conn.close()
 
 
-def _read_article_index(chain: list[Path], manifest: Manifest | None) -> dict[str, tuple[str, str, str]]:
-    """id -> (path, content hash, name of the segment holding it) of every live article."""
+def _read_article_index(chain: list[Path], manifest: Manifest | None, ids: set[str] | None = None
+                        ) -> dict[str, tuple[str, str, str]]:
+    """id -> (path, content hash, name of the segment holding it) of every live article (or of `ids`)."""
     return {r["id"]: (r["path"], r["content_hash"], name)
-            for name, r in _live_rows(chain, manifest, "SELECT id, path, content_hash FROM articles")}
+            for name, r in _live_rows(chain, manifest, "SELECT id, path, content_hash FROM articles", ids)}
 
 
 def _live_counts(data: DataDir, segments: tuple[str, ...], deleted: dict) -> tuple[int, int]:

@@ -93,6 +93,8 @@ class LexicalIndex:
             df.update(seg.df(dead if dead.any() else None))
             total_len += int(seg.doc_len[~dead].sum())
         self.df: dict[str, int] = dict(df)
+        # A segment with no tombstones maps its rows to one contiguous run: an offset is enough.
+        self._offset = [int(p[0]) if len(p) and (p >= 0).all() else None for p in positions]
         avgdl = total_len / self.n_rows if self.n_rows else 1.0
         # The length part of each row's denominator, fixed for this set of live rows.
         self._norm = [(K1 * ((1 - B) + B * seg.doc_len / avgdl)) for seg in segments]
@@ -108,13 +110,17 @@ class LexicalIndex:
             if token not in self.df:
                 continue
             idf = np.float32(self.idf(token))
-            for seg, pos, norm in zip(self.segments, self.positions, self._norm):
+            for seg, pos, norm, offset in zip(self.segments, self.positions, self._norm, self._offset):
                 t = seg.vocab.get(token)
                 if t is None:
                     continue
                 start, end = seg.indptr[t], seg.indptr[t + 1]
                 rows, tf = seg.rows[start:end], seg.tf[start:end]
-                where = pos[rows]
-                live = where >= 0
-                out[where[live]] += (idf * (tf / (norm[rows] + tf)))[live].astype(np.float32)
+                weight = (idf * (tf / (norm[rows] + tf))).astype(np.float32)
+                if offset is not None:
+                    out[rows + offset] += weight
+                else:
+                    where = pos[rows]
+                    live = where >= 0
+                    out[where[live]] += weight[live]
         return out

@@ -16,7 +16,6 @@ from __future__ import annotations
 import copy
 import json
 import math
-import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
@@ -28,12 +27,12 @@ from .config import MAX_QUERY_BYTES, RankingWeights
 from .embed import Encoder, compute_threads
 from .errors import NotFoundError, QueryError, QueryTooLargeError
 from .glossary import Glossary
-from .signature import GENERIC_LINE, Signature, extract, focus, frame_calls
+from .signature import Signature, extract, focus, frame_calls
 from .facts import check, extract_facts
 from .lexical import LexicalIndex
-from .segment import ArticleMeta, Segment, SegmentCache
+from .segment import ArticleMeta, Segment, SegmentCache, template_words
 from .store import Manifest, SnapshotFiles
-from .text import HAN, clean, detect_lang
+from .text import clean, detect_lang
 from .results import Result, SearchResponse, snippet
 from .tokenize import Tokenizer
 from .trust import (
@@ -49,7 +48,6 @@ GENERIC_LINE_WEIGHT = 0.5
 real error line in a template match, so `matched_error` shows the real error line whenever one matches."""
 DENSE_QUERY_CHARS = 600
 """The signature text puts the exception and the user's words first; past this the model adds latency, not signal."""
-_WORD = re.compile(f"<[A-Z]+>|[A-Za-z_][A-Za-z0-9_.]*|[{HAN}]+")
 
 
 FEATURES = ("lexical", "expansion", "bridge", "dense", "template", "component", "cross", "prose", "calls", "facts")
@@ -88,10 +86,6 @@ def validate_query(query: str) -> str:
             "paste the end of the traceback (the last exception and the lines above it)"
         )
     return clean(query)
-
-
-def _words(template: str) -> frozenset[str]:
-    return frozenset(w.lower() for w in _WORD.findall(template) if not w.startswith("<"))
 
 
 class Searcher:
@@ -145,8 +139,8 @@ class Searcher:
         self.template_words: list[list[frozenset[str]]] = []
         self.line_weight: list[list[float]] = []
         for ai, a in enumerate(self.articles):
-            self.template_words.append([_words(t) for t in a.templates])
-            self.line_weight.append([GENERIC_LINE_WEIGHT if GENERIC_LINE.search(t) else 1.0 for t in a.templates])
+            self.template_words.append(a.template_words)
+            self.line_weight.append([GENERIC_LINE_WEIGHT if generic else 1.0 for generic in a.generic_lines])
             for li, t in enumerate(a.templates):
                 self.exact_templates.setdefault(t, []).append((ai, li))
         self.template_articles = {t: len({ai for ai, _ in places}) for t, places in self.exact_templates.items()}
@@ -200,7 +194,7 @@ class Searcher:
         later line counts for less: `TEMPLATE_DECAY` per place.
         """
         found: dict[int, tuple[float, int]] = {}
-        qwords = [(t, _words(t), 1.0 / (1.0 + TEMPLATE_DECAY * i)) for i, t in enumerate(sig.templates[:20])]
+        qwords = [(t, template_words(t), 1.0 / (1.0 + TEMPLATE_DECAY * i)) for i, t in enumerate(sig.templates[:20])]
         for t, _, weight in qwords:
             for ai, li in self.exact_templates.get(t, ()):
                 strength = weight * self.line_weight[ai][li]

@@ -8,6 +8,7 @@ segment is read from disk.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,8 +18,17 @@ import numpy as np
 
 from .facts import parse_condition
 from .lexical import Postings
+from .signature import GENERIC_LINE
 from .store import SnapshotFiles, connect
+from .text import HAN
 from .trust import exception_names
+
+_WORD = re.compile(f"<[A-Z]+>|[A-Za-z_][A-Za-z0-9_.]*|[{HAN}]+")
+
+
+def template_words(template: str) -> frozenset[str]:
+    """The literal words of a masked error line (placeholders such as <NUM> left out), lower-cased."""
+    return frozenset(w.lower() for w in _WORD.findall(template) if not w.startswith("<"))
 
 
 @dataclass(frozen=True)
@@ -35,6 +45,10 @@ class ArticleMeta:
     """Short names of the exception classes its error lines raise (`OutOfMemoryError`)."""
     condition: object | None
     """Parsed `applies_when` front matter (kb/facts.py), or None."""
+    template_words: tuple[frozenset[str], ...] = ()
+    """`template_words` of each template, worked out once per segment, not per snapshot."""
+    generic_lines: tuple[bool, ...] = ()
+    """Whether each template is a generic line (kb.signature.GENERIC_LINE: a hint, a launcher summary)."""
 
 
 class Segment:
@@ -49,11 +63,13 @@ class Segment:
         self.articles: list[ArticleMeta] = []
         for r in self.db.execute("SELECT id, title, lang, tags, source, meta, error_lines, templates, components FROM articles ORDER BY id"):
             error_lines = tuple(json.loads(r["error_lines"]))
+            templates = tuple(json.loads(r["templates"]))
             condition = json.loads(r["meta"]).get("applies_when")
             self.articles.append(ArticleMeta(
                 r["id"], r["title"], r["lang"], tuple(json.loads(r["tags"])), r["source"],
-                error_lines, tuple(json.loads(r["templates"])), tuple(json.loads(r["components"])),
+                error_lines, templates, tuple(json.loads(r["components"])),
                 exception_names(error_lines), parse_condition(condition) if isinstance(condition, str) else None,
+                tuple(template_words(t) for t in templates), tuple(bool(GENERIC_LINE.search(t)) for t in templates),
             ))
         self.chunk_ids = np.load(files.chunk_ids)
         local = {a.id: i for i, a in enumerate(self.articles)}
