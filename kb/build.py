@@ -13,7 +13,7 @@ import json
 import shutil
 import sqlite3
 import time
-from collections import Counter
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -27,7 +27,7 @@ from .embed import Encoder, load_encoder
 from .errors import ArticleError, IndexMissingError
 from .glossary import Glossary, load_glossary
 from .ingest import Document, find_article_files, load_document
-from .lexical import Postings
+from .lexical import PostingsBuilder
 from .store import (
     FORMAT_VERSION,
     SCHEMA,
@@ -213,8 +213,7 @@ class Writer:
         try:
             conn = connect(SnapshotFiles(building).db)
             conn.executescript(SCHEMA)
-            prepared = self._prepare(upserts, report)
-            kept = {p.doc.id for p in prepared}  # an upsert that failed leaves its old version live
+            kept = self._prepare_into(conn, upserts, report)  # an upsert that failed leaves its old version live
             if whole:  # one segment over every live article: the chain's rows copied, the upserts added
                 segments, deleted = (), {}
                 if chain and not rebuild:
@@ -225,9 +224,6 @@ class Writer:
                 for a in [*removed, *kept]:
                     if a in old:
                         deleted.setdefault(old[a][2], []).append(a)
-            with conn:
-                for p in prepared:
-                    _insert(conn, p)
             own = building.name.removeprefix(".building-")
             report.encoded_chunks = self._build_indexes(conn, building, encoder, (*segments, own), deleted)
             conn.close()
@@ -236,20 +232,25 @@ class Writer:
             shutil.rmtree(building, ignore_errors=True)  # never leave a half-built snapshot behind
             raise
 
-    def _prepare(self, upserts: dict[str, Document], report: IngestReport) -> list[PreparedArticle]:
-        """Parse and tokenize each upsert; one that fails is reported and left out, not fatal."""
-        prepared = []
+    def _prepare_into(self, conn: sqlite3.Connection, upserts: dict[str, Document], report: IngestReport) -> set[str]:
+        """Parse, tokenize and insert each upsert, one at a time (a big batch is never all in
+        memory); one that fails is reported and left out, not fatal. Returns the ids inserted."""
+        kept = set()
         docs = list(upserts.values())
-        for i, d in enumerate(docs):
-            try:
-                prepared.append(prepare_article(d, self.tokenizer, self.glossary))
-            except Exception as exc:  # one unparseable article must not sink the batch
-                report.failed.append(ArticleError(d.path, f"could not be indexed ({type(exc).__name__}: {exc})"))
-                for done in (report.added, report.updated):
-                    if d.id in done:
-                        done.remove(d.id)
-            self.progress("parse", i + 1, len(docs))
-        return prepared
+        with conn:
+            for i, d in enumerate(docs):
+                try:
+                    prepared = prepare_article(d, self.tokenizer, self.glossary)
+                except Exception as exc:  # one unparseable article must not sink the batch
+                    report.failed.append(ArticleError(d.path, f"could not be indexed ({type(exc).__name__}: {exc})"))
+                    for done in (report.added, report.updated):
+                        if d.id in done:
+                            done.remove(d.id)
+                else:
+                    _insert(conn, prepared)
+                    kept.add(d.id)
+                self.progress("parse", i + 1, len(docs))
+        return kept
 
     def _asked_model_id(self) -> str | None:
         return load_encoder(self.settings.embed_model).model_id if self.settings.embed_model else None
@@ -257,20 +258,29 @@ class Writer:
     def _build_indexes(self, conn: sqlite3.Connection, building: Path, encoder: Encoder,
                        segments: tuple[str, ...], deleted: dict) -> int:
         """This segment's indexes over its own chunks, and the snapshot's manifest."""
-        rows = conn.execute("SELECT id, tokens, bridge_tokens, embed_hash, (SELECT title FROM articles a WHERE a.id = article_id) AS title, heading_path, text FROM chunks ORDER BY id").fetchall()
-        chunk_ids = np.array([r["id"] for r in rows], dtype=np.int64)
-        corpus_tokens = [r["tokens"].split() for r in rows]
+        # Streamed from the database: tokens go straight into compact postings arrays.
+        lexical, bridge = PostingsBuilder(), PostingsBuilder()
+        ids, hashes = array("q"), []
+        for chunk_id, tokens, bridge_tokens, embed_hash in conn.execute(
+                "SELECT id, tokens, bridge_tokens, embed_hash FROM chunks ORDER BY id"):
+            ids.append(chunk_id)
+            hashes.append(embed_hash)
+            lexical.add(tokens.split())
+            bridge.add(bridge_tokens.split())
         encoded = 0
 
         cache = EmbeddingCache(self.settings.data_dir / "embeddings.sqlite")
         try:
-            hashes = [r["embed_hash"] for r in rows]
             vectors = cache.get_many(encoder.model_id, list(set(hashes)))
             missing = {}
-            for r in rows:
-                if r["embed_hash"] not in vectors and r["embed_hash"] not in missing:
-                    missing[r["embed_hash"]] = embed_text(r["title"], json.loads(r["heading_path"]), r["text"])
+            if len(vectors) < len(set(hashes)):
+                for h, title, heading_path, text in conn.execute(
+                        "SELECT embed_hash, (SELECT title FROM articles a WHERE a.id = article_id), heading_path, text "
+                        "FROM chunks ORDER BY id"):
+                    if h not in vectors and h not in missing:
+                        missing[h] = embed_text(title, json.loads(heading_path), text)
             todo = list(missing.items())
+            del missing
             for start in range(0, len(todo), ENCODE_BATCH):
                 batch = todo[start : start + ENCODE_BATCH]
                 vecs = encoder.encode([t for _, t in batch], batch_size=ENCODE_BATCH)
@@ -283,25 +293,32 @@ class Writer:
             cache.close()
 
         self.progress("index", 0, 1)
+        n_rows = len(hashes)
         dim = encoder.dim or (len(next(iter(vectors.values()))) if vectors else 0)
         if not dim:
             dim = encoder.encode(["dimension probe"], query=True).shape[1]
-        matrix = np.stack([vectors[h] for h in hashes]).astype(np.float32) if rows else np.zeros((0, dim), np.float32)
-        index = faiss.IndexFlatIP(dim) if len(rows) <= FLAT_LIMIT else _hnsw(dim)
-        if len(rows):
+        matrix = np.empty((n_rows, dim), dtype=np.float32)
+        for i, h in enumerate(hashes):
+            matrix[i] = vectors[h]
+        del vectors
+        index = faiss.IndexFlatIP(dim) if n_rows <= FLAT_LIMIT else _hnsw(dim)
+        if n_rows:
             index.add(matrix)
+        del matrix
         files = SnapshotFiles(building)
         faiss.write_index(index, str(files.dense))
-        np.save(files.chunk_ids, chunk_ids)
+        del index
+        np.save(files.chunk_ids, np.frombuffer(ids, dtype=np.int64) if n_rows else np.zeros(0, np.int64))
 
-        for path, token_lists in ((files.lexical, corpus_tokens), (files.bridge, [r["bridge_tokens"].split() for r in rows])):
-            Postings.build(token_lists).save(path)
-        df = Counter(t for toks in corpus_tokens for t in set(toks))
-        files.df.write_text(json.dumps({"n": len(rows), "df": df}, ensure_ascii=False))
+        postings = lexical.build()
+        postings.save(files.lexical)
+        bridge.build().save(files.bridge)
+        df = dict(zip(postings.vocab, np.diff(postings.indptr).tolist()))
+        files.df.write_text(json.dumps({"n": n_rows, "df": df}, ensure_ascii=False))
 
         n_articles, n_chunks = _live_counts(self.data, segments[:-1], deleted)
         n_articles += conn.execute("SELECT COUNT(*) FROM articles").fetchone()[0]
-        Manifest(FORMAT_VERSION, encoder.model_id, int(dim), n_articles, n_chunks + len(rows), time.time(),
+        Manifest(FORMAT_VERSION, encoder.model_id, int(dim), n_articles, n_chunks + n_rows, time.time(),
                  segments=segments, deleted=deleted).write(files.manifest)
         self.progress("index", 1, 1)
         return encoded

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+from array import array
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,22 +37,11 @@ class Postings:
     doc_len: np.ndarray  # tokens per row
 
     @classmethod
-    def build(cls, token_lists: list[list[str]]) -> "Postings":
-        vocab: dict[str, int] = {}
-        by_token: list[list[tuple[int, int]]] = []
-        for row, tokens in enumerate(token_lists):
-            for token, count in Counter(tokens).items():
-                t = vocab.setdefault(token, len(vocab))
-                if t == len(by_token):
-                    by_token.append([])
-                by_token[t].append((row, count))
-        sizes = np.array([len(p) for p in by_token], dtype=np.int64)
-        indptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        flat = [x for p in by_token for x in p]
-        rows = np.array([r for r, _ in flat], dtype=np.int32)
-        tf = np.array([c for _, c in flat], dtype=np.float32)
-        doc_len = np.array([len(t) for t in token_lists], dtype=np.int64)
-        return cls(vocab, indptr, rows, tf, doc_len)
+    def build(cls, token_lists) -> "Postings":
+        builder = PostingsBuilder()
+        for tokens in token_lists:
+            builder.add(tokens)
+        return builder.build()
 
     def save(self, path: Path) -> None:
         path.mkdir()
@@ -69,13 +59,64 @@ class Postings:
     def n_rows(self) -> int:
         return len(self.doc_len)
 
-    def df(self, dead_rows: np.ndarray | None = None) -> dict[str, int]:
-        """Document frequency of each token over the rows not in `dead_rows` (a boolean mask)."""
-        counts = np.diff(self.indptr)
-        if dead_rows is not None and dead_rows.any() and len(self.rows):
-            dead_hits = dead_rows[self.rows].astype(np.int64)
-            counts = counts - np.add.reduceat(dead_hits, self.indptr[:-1]) * (counts > 0)
-        return {w: int(n) for w, n in zip(self.vocab, counts.tolist()) if n > 0}
+    def df(self, token: str, dead_rows: np.ndarray | None = None) -> int:
+        """How many rows hold `token`, not counting the rows marked in `dead_rows`."""
+        t = self.vocab.get(token)
+        if t is None:
+            return 0
+        start, end = self.indptr[t], self.indptr[t + 1]
+        if dead_rows is None:
+            return int(end - start)
+        return int(end - start) - int(dead_rows[self.rows[start:end]].sum())
+
+
+class SummedDf:
+    """Document frequency over a chain of segments, tombstoned rows left out, looked up per
+    token rather than merged into one dict (a write would otherwise cost a pass over the
+    whole vocabulary). Reads like a dict of the tokens whose df is above 0."""
+
+    def __init__(self, segments: list[Postings], dead: list[np.ndarray | None]):
+        self._parts = list(zip(segments, dead))
+        self._seen: dict[str, int] = {}  # a search asks for the same few tokens many times
+
+    def get(self, token: str, default: int = 0) -> int:
+        n = self._seen.get(token)
+        if n is None:
+            n = sum(seg.df(token, dead) for seg, dead in self._parts)
+            if len(self._seen) > 200_000:
+                self._seen.clear()
+            self._seen[token] = n
+        return n if n > 0 else default
+
+    def __contains__(self, token: str) -> bool:
+        return self.get(token) > 0
+
+
+class PostingsBuilder:
+    """Postings built one row at a time into compact arrays: a 100k-article ingest must not hold
+    a Python object per (token, chunk) pair."""
+
+    def __init__(self) -> None:
+        self.vocab: dict[str, int] = {}
+        self._token, self._row, self._tf, self._len = array("q"), array("i"), array("f"), array("q")
+
+    def add(self, tokens: list[str]) -> None:
+        row = len(self._len)
+        self._len.append(len(tokens))
+        for token, count in Counter(tokens).items():
+            self._token.append(self.vocab.setdefault(token, len(self.vocab)))
+            self._row.append(row)
+            self._tf.append(count)
+
+    def build(self) -> Postings:
+        token = np.frombuffer(self._token, dtype=np.int64) if len(self._token) else np.zeros(0, np.int64)
+        order = np.argsort(token, kind="stable")  # by token, rows ascending within each
+        counts = np.bincount(token, minlength=len(self.vocab)) if len(token) else np.zeros(len(self.vocab), np.int64)
+        indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        rows = (np.frombuffer(self._row, dtype=np.int32) if len(self._row) else np.zeros(0, np.int32))[order]
+        tf = (np.frombuffer(self._tf, dtype=np.float32) if len(self._tf) else np.zeros(0, np.float32))[order]
+        doc_len = np.frombuffer(self._len, dtype=np.int64).copy() if len(self._len) else np.zeros(0, np.int64)
+        return Postings(self.vocab, indptr, rows.astype(np.int32), tf.astype(np.float32), doc_len)
 
 
 class LexicalIndex:
@@ -86,13 +127,13 @@ class LexicalIndex:
         self.segments = segments
         self.positions = positions
         self.n_rows = int(sum(int((p >= 0).sum()) for p in positions))
-        df: Counter = Counter()
         total_len = 0
+        dead_rows = []
         for seg, pos in zip(segments, positions):
             dead = pos < 0
-            df.update(seg.df(dead if dead.any() else None))
+            dead_rows.append(dead if dead.any() else None)
             total_len += int(seg.doc_len[~dead].sum())
-        self.df: dict[str, int] = dict(df)
+        self.df = SummedDf(segments, dead_rows)
         # A segment with no tombstones maps its rows to one contiguous run: an offset is enough.
         self._offset = [int(p[0]) if len(p) and (p >= 0).all() else None for p in positions]
         avgdl = total_len / self.n_rows if self.n_rows else 1.0

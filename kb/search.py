@@ -135,16 +135,7 @@ class Searcher:
         self.bridge = LexicalIndex([seg.bridge for seg in self.segments], positions)
         self.n_chunks, self.df = max(1, self.lexical.n_rows), self.lexical.df
 
-        self.exact_templates: dict[str, list[tuple[int, int]]] = {}
-        self.template_words: list[list[frozenset[str]]] = []
-        self.line_weight: list[list[float]] = []
-        for ai, a in enumerate(self.articles):
-            self.template_words.append(a.template_words)
-            self.line_weight.append([GENERIC_LINE_WEIGHT if generic else 1.0 for generic in a.generic_lines])
-            for li, t in enumerate(a.templates):
-                self.exact_templates.setdefault(t, []).append((ai, li))
-        self.template_articles = {t: len({ai for ai, _ in places}) for t, places in self.exact_templates.items()}
-        self.known_exceptions = frozenset().union(*(a.exceptions for a in self.articles)) if self.articles else frozenset()
+        self._global_of = global_of
         self._tokens_cache: dict[int, frozenset[str]] = {}
 
     def variant(self, weights: RankingWeights | None = None,
@@ -196,8 +187,8 @@ class Searcher:
         found: dict[int, tuple[float, int]] = {}
         qwords = [(t, template_words(t), 1.0 / (1.0 + TEMPLATE_DECAY * i)) for i, t in enumerate(sig.templates[:20])]
         for t, _, weight in qwords:
-            for ai, li in self.exact_templates.get(t, ()):
-                strength = weight * self.line_weight[ai][li]
+            for ai, li in self._places(t):
+                strength = weight * self._line_weight(ai, li)
                 if ai not in excluded and strength > found.get(ai, (0.0, -1))[0]:
                     found[ai] = (strength, li)
         for ai in candidates:
@@ -207,16 +198,29 @@ class Searcher:
             for _, qw, weight in qwords:
                 if len(qw) < 3 or weight <= best[0]:
                     continue
-                for li, aw in enumerate(self.template_words[ai]):
+                for li, aw in enumerate(self.articles[ai].template_words):
                     if not aw:
                         continue
                     overlap = len(qw & aw)
                     strength = overlap / max(len(qw), min(len(aw), 8))
-                    if strength >= 0.5 and strength * weight * self.line_weight[ai][li] > best[0]:
-                        best = (strength * weight * self.line_weight[ai][li], li)
+                    if strength >= 0.5 and strength * weight * self._line_weight(ai, li) > best[0]:
+                        best = (strength * weight * self._line_weight(ai, li), li)
             if best[0] > 0:
                 found[ai] = best
         return found
+
+    def _places(self, template: str) -> list[tuple[int, int]]:
+        """(article, error line) of every live article quoting this exact masked error line."""
+        places = []
+        for seg, global_of in zip(self.segments, self._global_of):
+            for local, line in seg.exact_templates.get(template, ()):
+                ai = int(global_of[local])
+                if ai >= 0:
+                    places.append((ai, line))
+        return places
+
+    def _line_weight(self, ai: int, line: int) -> float:
+        return GENERIC_LINE_WEIGHT if self.articles[ai].generic_lines[line] else 1.0
 
     def _component_match(self, sig: Signature, ai: int) -> float:
         if not sig.components:
@@ -398,7 +402,7 @@ class Searcher:
             platform_conflict=1.0 if q_platforms - platforms(have) else 0.0,
             facts=f["facts"],
             subject_conflict=1.0 if q_subject and a_subject and q_subject != a_subject and not mentions(have, q_subject) else 0.0,
-            template_words=min(len(self.template_words[ai][line]), 12) / 12 * strength if line >= 0 else 0.0,
+            template_words=min(len(a.template_words[line]), 12) / 12 * strength if line >= 0 else 0.0,
             calls=f["calls"], prose=f["prose"], cross=f["cross"], agreement=self._agreement(c, ai),
             lexical_abs=self._lexical_abs(c, f["lexical"]),
             expansion_cover=self._coverage(c.exp_tokens, have),
@@ -435,9 +439,7 @@ class Searcher:
 
     def _sharing(self, template: str, excluded: frozenset[int]) -> int:
         """How many articles (left in play) quote this error template."""
-        if not excluded:
-            return self.template_articles.get(template, 1)
-        return max(1, len({ai for ai, _ in self.exact_templates.get(template, ()) if ai not in excluded}))
+        return max(1, len({ai for ai, _ in self._places(template) if ai not in excluded}))
 
     def _rarest(self, q_tokens: list[str]) -> list[str]:
         """The query's rarest words among those the corpus knows: words no article uses are the
