@@ -42,6 +42,22 @@ def cli() -> None:
     """
 
 
+def _write(quiet: bool, write):
+    """Run a write with a progress bar on stderr (unless `quiet`); a KbError becomes a CLI error."""
+    progress = None if quiet else render.Progress()
+    try:
+        return write(progress)
+    except KbError as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        if progress:
+            progress.close()
+
+
+def _say_waiting(message: str) -> None:
+    click.echo(message, err=True)
+
+
 @cli.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @data_dir_option
@@ -65,17 +81,10 @@ def ingest(paths, data_dir, prune, rebuild, no_wait, as_json, quiet):
       kb ingest corpus/ --prune        # also drop articles whose files were deleted
     """
     kb = _kb(data_dir)
-    progress = None if (quiet or as_json) else render.Progress()
-    try:
-        report = kb.ingest(
-            list(paths), prune=prune, rebuild=rebuild, progress=progress,
-            wait=0 if no_wait else None, on_wait=lambda m: click.echo(m, err=True),
-        )
-    except KbError as exc:
-        raise click.ClickException(str(exc)) from None
-    finally:
-        if progress:
-            progress.close()
+    report = _write(quiet or as_json, lambda progress: kb.ingest(
+        list(paths), prune=prune, rebuild=rebuild, progress=progress,
+        wait=0 if no_wait else None, on_wait=_say_waiting,
+    ))
     if as_json:
         click.echo(json.dumps(report.as_dict(), ensure_ascii=False, indent=2))
     else:
@@ -105,15 +114,9 @@ def compact(data_dir, no_wait, as_json, quiet):
       kb compact --data-dir /srv/kb --json
     """
     kb = _kb(data_dir)
-    progress = None if (quiet or as_json) else render.Progress()
-    try:
-        before = kb.stats()["segments"]
-        report = kb.compact(progress=progress, wait=0 if no_wait else None, on_wait=lambda m: click.echo(m, err=True))
-    except KbError as exc:
-        raise click.ClickException(str(exc)) from None
-    finally:
-        if progress:
-            progress.close()
+    before = _write(True, lambda progress: kb.stats()["segments"])
+    report = _write(quiet or as_json, lambda progress: kb.compact(
+        progress=progress, wait=0 if no_wait else None, on_wait=_say_waiting))
     if as_json:
         click.echo(json.dumps({"segments_before": before, "segments": kb.stats()["segments"], **report.as_dict()},
                               ensure_ascii=False, indent=2))

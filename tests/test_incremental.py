@@ -3,6 +3,7 @@ ranks exactly as a fresh build of the same articles (BM25 statistics summed acro
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 from pathlib import Path
@@ -146,3 +147,20 @@ def _doc(kb: KnowledgeBase, text: str):
 
     doc = parse_document(text.encode(), "new.md")
     return doc.__class__(**{**doc.__dict__, "path": str(kb.data.articles_dir / f"{doc.id}.md")})
+
+
+def test_kb_compact_from_the_command_line(kb):
+    import subprocess
+    import sys
+
+    from conftest import cli_env
+
+    kb.add_article(NEW_ARTICLE.format(i=1))
+    env = cli_env(kb.settings.data_dir)
+    out = subprocess.run([sys.executable, "-m", "kb_cli", "compact", "--json"], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert (report["segments_before"], report["segments"]) == (2, 1)
+    again = subprocess.run([sys.executable, "-m", "kb_cli", "compact"], env=env, capture_output=True, text=True)
+    assert again.returncode == 0 and "Nothing to fold" in again.stdout
+    assert kb.search("RuntimeError: fused_adam_1 kernel failed").results[0].article_id == "delta-1"
