@@ -131,6 +131,7 @@ class Searcher:
         self.row_chunk = np.concatenate(row_chunk)
         self.n_rows = n_rows
         self._positions = positions
+        self._dead_rows = [int((pos < 0).sum()) for pos in positions]  # asked for on every dense search
         self.lexical = LexicalIndex([seg.lexical for seg in self.segments], positions)
         self.bridge = LexicalIndex([seg.bridge for seg in self.segments], positions)
         self.n_chunks, self.df = max(1, self.lexical.n_rows), self.lexical.df
@@ -163,11 +164,11 @@ class Searcher:
         """The `k` rows most similar to the query vector: (cosine, row), over every segment.
         Each segment is asked for `k` plus its tombstoned rows, so the live top `k` is exact."""
         hits: list[tuple[float, int]] = []
-        for seg, pos in zip(self.segments, self._positions):
+        for seg, pos, dead in zip(self.segments, self._positions, self._dead_rows):
             n = seg.dense.ntotal
             if not n:
                 continue
-            sims, rows = seg.dense.search(qvec, min(n, k + int((pos < 0).sum())))
+            sims, rows = seg.dense.search(qvec, min(n, k + dead))
             hits += [(float(sim), int(pos[row])) for sim, row in zip(sims[0], rows[0]) if row >= 0 and pos[row] >= 0]
         hits.sort(key=lambda h: -h[0])
         return hits[:k]
