@@ -174,7 +174,7 @@ class Writer:
         if manifest and not rebuild:
             check_manifest(manifest, self._asked_model_id(), live)
         encoder = load_encoder(self.settings.embed_model or (manifest.model_id if manifest and not rebuild else None))
-        chain = self.data.chain(live, manifest) if live else []
+        chain = manifest.chain(live) if live else []
 
         # Only a prune needs every live article; otherwise the ones this write names will do.
         wanted = None if prune else {*(d.id for d in docs), *deletes}
@@ -330,12 +330,12 @@ def _hnsw(dim: int):
     return index
 
 
-def _live_rows(chain: list[Path], manifest: Manifest | None, sql: str, ids: set[str] | None = None):
+def _live_rows(chain: list[Path], manifest: Manifest, sql: str, ids: set[str] | None = None):
     """(segment name, row) for each live article row of a chain (or of these `ids`): tombstoned
     copies left out."""
     wanted = sorted(ids) if ids is not None else None
     for segment in chain:
-        dead = set(manifest.deleted.get(segment.name, ())) if manifest else set()
+        dead = manifest.tombstoned(segment)
         conn = connect(SnapshotFiles(segment).db, readonly=True)
         try:
             if wanted is None:
@@ -350,7 +350,7 @@ def _live_rows(chain: list[Path], manifest: Manifest | None, sql: str, ids: set[
             conn.close()
 
 
-def _read_article_index(chain: list[Path], manifest: Manifest | None, ids: set[str] | None = None
+def _read_article_index(chain: list[Path], manifest: Manifest, ids: set[str] | None = None
                         ) -> dict[str, tuple[str, str, str]]:
     """id -> (path, content hash, name of the segment holding it) of every live article (or of `ids`)."""
     return {r["id"]: (r["path"], r["content_hash"], name)
@@ -372,11 +372,11 @@ def _live_counts(data: DataDir, segments: tuple[str, ...], deleted: dict) -> tup
     return articles, chunks
 
 
-def _copy_live_rows(conn: sqlite3.Connection, chain: list[Path], manifest: Manifest | None, skip: set[str]) -> None:
+def _copy_live_rows(conn: sqlite3.Connection, chain: list[Path], manifest: Manifest, skip: set[str]) -> None:
     """Copy the chain's live articles and their chunks into a new segment's database, except `skip`."""
     conn.execute("CREATE TEMP TABLE skip (id TEXT PRIMARY KEY)")
     for segment in chain:
-        gone = skip | set(manifest.deleted.get(segment.name, ()) if manifest else ())
+        gone = skip | manifest.tombstoned(segment)
         with conn:
             conn.execute("DELETE FROM temp.skip")
             conn.executemany("INSERT INTO temp.skip VALUES (?)", [(a,) for a in gone])
@@ -393,7 +393,7 @@ def _copy_live_rows(conn: sqlite3.Connection, chain: list[Path], manifest: Manif
     conn.execute("DROP TABLE temp.skip")
 
 
-def _documents_from(chain: list[Path], manifest: Manifest | None) -> dict[str, Document]:
+def _documents_from(chain: list[Path], manifest: Manifest) -> dict[str, Document]:
     """Rebuild Documents from a snapshot, for `--rebuild` (e.g. after changing the model)."""
     return {
         r["id"]: Document(

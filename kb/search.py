@@ -100,13 +100,13 @@ class Searcher:
         self.manifest = Manifest.read(SnapshotFiles(snapshot).manifest)
         self.encoder, self.tokenizer, self.glossary, self.weights = encoder, tokenizer, glossary, weights
         self.model = model or ConfidenceModel.load()
-        chain = [snapshot.parent / name for name in self.manifest.segments] or [snapshot]
+        chain = self.manifest.chain(snapshot)
         self.segments = segments.get(chain) if segments is not None else [Segment(p) for p in chain]
         self._owns_segments = segments is None
         faiss.omp_set_num_threads(compute_threads())  # OpenMP spin-waits cost more than they give per query
 
         # The live articles of the chain, in id order; a tombstoned copy is left out.
-        dead = [set(self.manifest.deleted.get(seg.path.name, ())) for seg in self.segments]
+        dead = [self.manifest.tombstoned(seg.path) for seg in self.segments]
         live = sorted(((a.id, si, li) for si, seg in enumerate(self.segments)
                        for li, a in enumerate(seg.articles) if a.id not in dead[si]))
         self.articles: list[ArticleMeta] = [self.segments[si].articles[li] for _, si, li in live]

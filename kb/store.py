@@ -131,6 +131,15 @@ class Manifest:
         fields["segments"] = tuple(fields.get("segments", ()))
         return cls(**fields)
 
+    def chain(self, snapshot: Path) -> list[Path]:
+        """The segment directories the snapshot at `snapshot` reads, oldest first (a snapshot
+        written before segments existed is its own only segment)."""
+        return [snapshot.parent / name for name in self.segments] or [snapshot]
+
+    def tombstoned(self, segment: Path) -> frozenset[str]:
+        """Ids of the articles in this segment that later segments replaced or deleted."""
+        return frozenset(self.deleted.get(segment.name, ()))
+
     def write(self, path: Path) -> None:
         data = {**self.__dict__, "segments": list(self.segments)}
         write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False).encode())
@@ -183,11 +192,6 @@ class DataDir:
                 f"no index in {self.root} yet: run `kb ingest corpus/` (or pass --data-dir / set KB_DATA_DIR)"
             )
         return self.snapshots / name
-
-    def chain(self, snapshot: Path, manifest: Manifest | None = None) -> list[Path]:
-        """The segment directories a snapshot reads, oldest first."""
-        manifest = manifest or Manifest.read(SnapshotFiles(snapshot).manifest)
-        return [self.snapshots / name for name in manifest.segments] or [snapshot]
 
     def new_snapshot_dir(self) -> Path:
         self.snapshots.mkdir(parents=True, exist_ok=True)
