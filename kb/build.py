@@ -205,7 +205,7 @@ class Writer:
         whole = (rebuild or compact or live is None or len(chain) >= MAX_SEGMENTS
                  or changes > max(DELTA_MAX_ARTICLES, manifest.articles // 10))
 
-        if whole and rebuild and chain:  # every article is prepared again (e.g. for another model)
+        if rebuild and chain:  # every article is prepared again (e.g. for another model)
             upserts = {**_documents_from(chain, manifest), **upserts}
             for a in removed:
                 upserts.pop(a, None)
@@ -310,11 +310,8 @@ class Writer:
         del index
         np.save(files.chunk_ids, np.frombuffer(ids, dtype=np.int64) if n_rows else np.zeros(0, np.int64))
 
-        postings = lexical.build()
-        postings.save(files.lexical)
+        lexical.build().save(files.lexical)
         bridge.build().save(files.bridge)
-        df = dict(zip(postings.vocab, np.diff(postings.indptr).tolist()))
-        files.df.write_text(json.dumps({"n": n_rows, "df": df}, ensure_ascii=False))
 
         n_articles, n_chunks = _live_counts(self.data, segments[:-1], deleted)
         n_articles += conn.execute("SELECT COUNT(*) FROM articles").fetchone()[0]

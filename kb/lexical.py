@@ -36,13 +36,6 @@ class Postings:
     tf: np.ndarray
     doc_len: np.ndarray  # tokens per row
 
-    @classmethod
-    def build(cls, token_lists) -> "Postings":
-        builder = PostingsBuilder()
-        for tokens in token_lists:
-            builder.add(tokens)
-        return builder.build()
-
     def save(self, path: Path) -> None:
         path.mkdir()
         (path / "vocab.json").write_text(json.dumps(list(self.vocab), ensure_ascii=False))
@@ -54,10 +47,6 @@ class Postings:
         words = json.loads((path / "vocab.json").read_text())
         arrays = {name: np.load(path / f"{name}.npy") for name in ("indptr", "rows", "tf", "doc_len")}
         return cls({w: i for i, w in enumerate(words)}, **arrays)
-
-    @property
-    def n_rows(self) -> int:
-        return len(self.doc_len)
 
     def df(self, token: str, dead_rows: np.ndarray | None = None) -> int:
         """How many rows hold `token`, not counting the rows marked in `dead_rows`."""

@@ -157,9 +157,6 @@ class Searcher:
             np.maximum.at(out, self.chunk_article, chunk_scores.astype(np.float32))
         return out
 
-    def _bm25(self, index: LexicalIndex, tokens: list[str]) -> np.ndarray:
-        return index.scores(tokens)
-
     def _dense_hits(self, qvec: np.ndarray, k: int) -> list[tuple[float, int]]:
         """The `k` rows most similar to the query vector: (cosine, row), over every segment.
         Each segment is asked for `k` plus its tombstoned rows, so the live top `k` is exact."""
@@ -276,11 +273,11 @@ class Searcher:
         gone = np.array(sorted(excluded), dtype=np.int64)
 
         def per_article(index: LexicalIndex, tokens: list[str]) -> np.ndarray:
-            scores = self._per_article_max(self._bm25(index, tokens))
+            scores = self._per_article_max(index.scores(tokens))
             scores[gone] = 0.0
             return scores
 
-        lex_chunks = self._bm25(self.lexical, q_tokens)
+        lex_chunks = self.lexical.scores(q_tokens)
         lex = self._per_article_max(lex_chunks)
         lex[gone] = 0.0
         exp = per_article(self.lexical, exp_tokens)

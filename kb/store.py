@@ -3,7 +3,7 @@
 Layout:
     CURRENT                 name of the live snapshot, replaced atomically (os.replace)
     snapshots/<name>/       one segment: kb.sqlite (articles, chunks), lexical/ and bridge/ (BM25
-                            postings), dense.faiss, chunk_ids.npy, df.json; and manifest.json
+                            postings), dense.faiss, chunk_ids.npy; and manifest.json
     embeddings.sqlite       vector cache keyed by (model id, text hash): unchanged text is never re-encoded
     ingest.lock             held by the one writer at a time
 
@@ -104,11 +104,6 @@ class SnapshotFiles:
     def chunk_ids(self) -> Path:
         """The chunk id of each row of the lexical and dense indexes."""
         return self.root / "chunk_ids.npy"
-
-    @property
-    def df(self) -> Path:
-        """Document frequency of each lexical token, and the chunk count."""
-        return self.root / "df.json"
 
 
 @dataclass(frozen=True)

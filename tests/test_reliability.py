@@ -102,7 +102,7 @@ def snapshot_names(data_dir: Path) -> list[str]:
 
 # -- helpers: where a writer is in its work, seen from the data dir ------------------
 
-STAGE_ORDER = ["start", "building", "dense", "lexical", "bridge", "df", "manifest", "renamed", "current"]
+STAGE_ORDER = ["start", "building", "dense", "lexical", "bridge", "manifest", "renamed", "current"]
 
 
 def progress_level(data_dir: Path, old_current: str, ignore: frozenset[str] = frozenset()) -> int:
@@ -125,15 +125,15 @@ def progress_level(data_dir: Path, old_current: str, ignore: frozenset[str] = fr
                 inside = {p.name for p in (snaps / n).iterdir()}
             except FileNotFoundError:  # renamed just now
                 return STAGE_ORDER.index("renamed")
-            for i, marker in enumerate(["dense.faiss", "lexical", "bridge", "df.json", "manifest.json"], start=2):
+            for i, marker in enumerate(["dense.faiss", "lexical", "bridge", "manifest.json"], start=2):
                 if marker in inside:
                     level = max(level, i)
     return level
 
 
 def stage_name(level: int) -> str:
-    return {0: "reading", 1: "building sqlite", 2: "indexing", 3: "indexing", 4: "indexing", 5: "indexing",
-            6: "publishing", 7: "publishing", 8: "published"}[level]
+    return {0: "reading", 1: "building sqlite", 2: "indexing", 3: "indexing", 4: "indexing",
+            5: "publishing", 6: "publishing", 7: "published"}[level]
 
 
 @dataclass
@@ -296,7 +296,7 @@ def test_sigkill_ingest_at_20_points_is_all_old_or_all_new(crash_world):
     plans = [("start", f * building) for f in (0.5, 0.8, 0.95)]
     plans += [("building", 0.0)]
     plans += [("building", f * sqlite_stage) for f in (0.1, 0.3, 0.5, 0.7, 0.85, 0.95)]
-    plans += [("dense", 0.0), ("lexical", 0.0), ("bridge", 0.0), ("df", 0.0)]
+    plans += [("dense", 0.0), ("lexical", 0.0), ("bridge", 0.0), ("bridge", 0.005)]
     plans += [("manifest", 0.0), ("manifest", 0.01), ("manifest", 0.03)]
     plans += [("renamed", 0.0), ("current", 0.0), ("current", 0.02)]
     assert len(plans) >= 20
