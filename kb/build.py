@@ -215,17 +215,19 @@ class Writer:
             conn.executescript(SCHEMA)
             kept = self._prepare_into(conn, upserts, report)  # an upsert that failed leaves its old version live
             if whole:  # one segment over every live article: the chain's rows copied, the upserts added
-                segments, deleted = (), {}
+                segments, deleted, before = (), {}, (0, 0)
                 if chain and not rebuild:
                     _copy_live_rows(conn, chain, manifest, skip={*removed, *kept})
             else:  # a delta: only the upserts; the chain's copies of what they replace are tombstoned
                 segments = tuple(p.name for p in chain)
                 deleted = {name: list(ids) for name, ids in manifest.deleted.items()}
-                for a in [*removed, *kept]:
-                    if a in old:
-                        deleted.setdefault(old[a][2], []).append(a)
+                gone = [a for a in [*removed, *kept] if a in old]
+                for a in gone:
+                    deleted.setdefault(old[a][2], []).append(a)
+                # the chain's live counts, less what this write tombstones
+                before = (manifest.articles - len(gone), manifest.chunks - _chunk_count(self.data, gone, old))
             own = building.name.removeprefix(".building-")
-            report.encoded_chunks = self._build_indexes(conn, building, encoder, (*segments, own), deleted)
+            report.encoded_chunks = self._build_indexes(conn, building, encoder, (*segments, own), deleted, before)
             conn.close()
             report.snapshot = self.data.publish(building).name
         except BaseException:
@@ -256,8 +258,9 @@ class Writer:
         return load_encoder(self.settings.embed_model).model_id if self.settings.embed_model else None
 
     def _build_indexes(self, conn: sqlite3.Connection, building: Path, encoder: Encoder,
-                       segments: tuple[str, ...], deleted: dict) -> int:
-        """This segment's indexes over its own chunks, and the snapshot's manifest."""
+                       segments: tuple[str, ...], deleted: dict, before: tuple[int, int]) -> int:
+        """This segment's indexes over its own chunks, and the snapshot's manifest (`before`:
+        live articles and chunks in the segments before this one)."""
         # Streamed from the database: tokens go straight into compact postings arrays.
         lexical, bridge = PostingsBuilder(), PostingsBuilder()
         ids, hashes = array("q"), []
@@ -313,9 +316,8 @@ class Writer:
         lexical.build().save(files.lexical)
         bridge.build().save(files.bridge)
 
-        n_articles, n_chunks = _live_counts(self.data, segments[:-1], deleted)
-        n_articles += conn.execute("SELECT COUNT(*) FROM articles").fetchone()[0]
-        Manifest(FORMAT_VERSION, encoder.model_id, int(dim), n_articles, n_chunks + n_rows, time.time(),
+        n_articles = before[0] + conn.execute("SELECT COUNT(*) FROM articles").fetchone()[0]
+        Manifest(FORMAT_VERSION, encoder.model_id, int(dim), n_articles, before[1] + n_rows, time.time(),
                  segments=segments, deleted=deleted).write(files.manifest)
         self.progress("index", 1, 1)
         return encoded
@@ -354,19 +356,20 @@ def _read_article_index(chain: list[Path], manifest: Manifest, ids: set[str] | N
             for name, r in _live_rows(chain, manifest, "SELECT id, path, content_hash FROM articles", ids)}
 
 
-def _live_counts(data: DataDir, segments: tuple[str, ...], deleted: dict) -> tuple[int, int]:
-    """Live articles and chunks in these segments of a chain."""
-    articles = chunks = 0
-    for name in segments:
+def _chunk_count(data: DataDir, ids: list[str], where: dict[str, tuple[str, str, str]]) -> int:
+    """How many chunks these live articles have, each counted in the segment `where` says holds it."""
+    total = 0
+    for name in {where[a][2] for a in ids}:
+        mine = [a for a in ids if where[a][2] == name]
         conn = connect(SnapshotFiles(data.snapshots / name).db, readonly=True)
         try:
-            dead = list(deleted.get(name, ()))
-            marks = ",".join("?" * len(dead))
-            articles += conn.execute(f"SELECT COUNT(*) FROM articles WHERE id NOT IN ({marks})", dead).fetchone()[0]
-            chunks += conn.execute(f"SELECT COUNT(*) FROM chunks WHERE article_id NOT IN ({marks})", dead).fetchone()[0]
+            for i in range(0, len(mine), 500):
+                part = mine[i : i + 500]
+                total += conn.execute(f"SELECT COUNT(*) FROM chunks WHERE article_id IN ({','.join('?' * len(part))})",
+                                      part).fetchone()[0]
         finally:
             conn.close()
-    return articles, chunks
+    return total
 
 
 def _copy_live_rows(conn: sqlite3.Connection, chain: list[Path], manifest: Manifest, skip: set[str]) -> None:

@@ -94,6 +94,7 @@ def test_writes_after_a_build_rank_as_a_fresh_build_of_the_same_articles(tmp_pat
     assert "delta-3" not in kb.searcher().index_of and removed not in kb.searcher().index_of
     assert "a stale build cache" in kb.get_article("delta-2")["root_cause"]
     assert kb.stats()["articles"] == len(kb.searcher().articles) == n0 + 3 - 1
+    assert kb.stats()["chunks"] == kb.searcher().n_rows  # the manifest's count follows the tombstones
 
     # a fresh build of the same articles, from the same files
     files[10].unlink()
