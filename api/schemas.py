@@ -155,6 +155,8 @@ class Health(BaseModel):
     built_at: float
     segments: int = 1
     """Index segments the snapshot reads: 1 after a full ingest, one more per small write until `kb compact`."""
+    backend: str = "local"
+    """Where the vectors live: `local` files or `qdrant` (KB_INDEX_BACKEND)."""
 
 
 class ErrorBody(BaseModel):

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-import faiss
 import numpy as np
 
 from .articles import PreparedArticle, embed_text, prepare_article
@@ -40,12 +39,11 @@ from .store import (
     write_atomic,
 )
 from .tokenize import Tokenizer
+from .vectors import open_backend
 
 Progress = Callable[[str, int, int], None]
 """progress(stage, done, total): stages are 'read', 'parse', 'encode', 'index'."""
 
-FLAT_LIMIT = 20_000
-"""Above this many chunks, HNSW: a flat scan of 60k x 384 floats costs ~30 ms a query on 2 busy cores."""
 ENCODE_BATCH = 32
 DELTA_MAX_ARTICLES = 64
 """A write of more articles than this (and than a tenth of the index) builds one whole segment instead of a delta."""
@@ -199,10 +197,13 @@ class Writer:
         if prune:
             removed += [a for a, (path, *_) in old.items() if a not in upserts and not Path(path).exists() and a not in removed]
         report.removed = removed
-        if live and not report.changed and not rebuild and not (compact and len(chain) > 1):
+        # Vectors go where the settings say; an index kept elsewhere moves there whole.
+        moving = manifest is not None and manifest.backend != self.settings.index_backend
+        if live and not report.changed and not rebuild and not moving and not (compact and len(chain) > 1):
             return
+        backend = open_backend(self.settings)
         changes = len(upserts) + len(removed)
-        whole = (rebuild or compact or live is None or len(chain) >= MAX_SEGMENTS
+        whole = (rebuild or compact or moving or live is None or len(chain) >= MAX_SEGMENTS
                  or changes > max(DELTA_MAX_ARTICLES, manifest.articles // 10))
 
         if rebuild and chain:  # every article is prepared again (e.g. for another model)
@@ -215,7 +216,7 @@ class Writer:
             conn.executescript(SCHEMA)
             kept = self._prepare_into(conn, upserts, report)  # an upsert that failed leaves its old version live
             if whole:  # one segment over every live article: the chain's rows copied, the upserts added
-                segments, deleted, before = (), {}, (0, 0)
+                segments, deleted, before = (), {}, (0, 0, {})
                 if chain and not rebuild:
                     _copy_live_rows(conn, chain, manifest, skip={*removed, *kept})
             else:  # a delta: only the upserts; the chain's copies of what they replace are tombstoned
@@ -225,11 +226,14 @@ class Writer:
                 for a in gone:
                     deleted.setdefault(old[a][2], []).append(a)
                 # the chain's live counts, less what this write tombstones
-                before = (manifest.articles - len(gone), manifest.chunks - _chunk_count(self.data, gone, old))
+                chunks, tokens = _chunk_totals(self.data, gone, old)
+                before = (manifest.articles - len(gone), manifest.chunks - chunks,
+                          {f: manifest.token_totals[f] - tokens[f] for f in manifest.token_totals})
             own = building.name.removeprefix(".building-")
-            report.encoded_chunks = self._build_indexes(conn, building, encoder, (*segments, own), deleted, before)
+            report.encoded_chunks = self._build_indexes(conn, building, encoder, backend, (*segments, own), deleted, before)
             conn.close()
             report.snapshot = self.data.publish(building).name
+            backend.prune(keep=self.data.segment_names())
         except BaseException:
             shutil.rmtree(building, ignore_errors=True)  # never leave a half-built snapshot behind
             raise
@@ -257,10 +261,10 @@ class Writer:
     def _asked_model_id(self) -> str | None:
         return load_encoder(self.settings.embed_model).model_id if self.settings.embed_model else None
 
-    def _build_indexes(self, conn: sqlite3.Connection, building: Path, encoder: Encoder,
-                       segments: tuple[str, ...], deleted: dict, before: tuple[int, int]) -> int:
+    def _build_indexes(self, conn: sqlite3.Connection, building: Path, encoder: Encoder, backend,
+                       segments: tuple[str, ...], deleted: dict, before: tuple[int, int, dict]) -> int:
         """This segment's indexes over its own chunks, and the snapshot's manifest (`before`:
-        live articles and chunks in the segments before this one)."""
+        live articles, chunks and tokens per field in the segments before this one)."""
         # Streamed from the database: tokens go straight into compact postings arrays.
         lexical, bridge = PostingsBuilder(), PostingsBuilder()
         ids, hashes = array("q"), []
@@ -304,29 +308,29 @@ class Writer:
         for i, h in enumerate(hashes):
             matrix[i] = vectors[h]
         del vectors
-        index = faiss.IndexFlatIP(dim) if n_rows <= FLAT_LIMIT else _hnsw(dim)
-        if n_rows:
-            index.add(matrix)
-        del matrix
+        lexical, bridge = lexical.build(), bridge.build()
         files = SnapshotFiles(building)
-        faiss.write_index(index, str(files.dense))
-        del index
+        # BM25 postings stay in the segment in every backend: kb's own df (and the local scores).
+        lexical.save(files.lexical)
+        bridge.save(files.bridge)
         np.save(files.chunk_ids, np.frombuffer(ids, dtype=np.int64) if n_rows else np.zeros(0, np.int64))
-
-        lexical.build().save(files.lexical)
-        bridge.build().save(files.bridge)
+        own = {"lexical": int(lexical.doc_len.sum()), "bridge": int(bridge.doc_len.sum())}
+        if len(segments) == 1:
+            totals, live_rows = own, n_rows
+        elif before[2]:  # a delta: the chain's tokens before it (tombstoned ones taken out) and its own
+            totals, live_rows = {f: own[f] + before[2][f] for f in own}, before[1] + n_rows
+        else:  # a delta on an index written before kb counted them: unknown (only qdrant needs them)
+            totals, live_rows = {}, n_rows
+        avgdl = {f: max((totals or own)[f] / max(1, live_rows), 1e-9) for f in own}
+        rows = conn.execute("SELECT id, article_id, tokens, bridge_tokens FROM chunks ORDER BY id")
+        backend.write(segments[-1], files, rows, matrix, avgdl)
+        del matrix
 
         n_articles = before[0] + conn.execute("SELECT COUNT(*) FROM articles").fetchone()[0]
         Manifest(FORMAT_VERSION, encoder.model_id, int(dim), n_articles, before[1] + n_rows, time.time(),
-                 segments=segments, deleted=deleted).write(files.manifest)
+                 segments=segments, deleted=deleted, backend=backend.name, token_totals=totals).write(files.manifest)
         self.progress("index", 1, 1)
         return encoded
-
-
-def _hnsw(dim: int):
-    index = faiss.IndexHNSWFlat(dim, 32, faiss.METRIC_INNER_PRODUCT)
-    index.hnsw.efSearch = 128
-    return index
 
 
 def _live_rows(chain: list[Path], manifest: Manifest, sql: str, ids: set[str] | None = None):
@@ -356,20 +360,24 @@ def _read_article_index(chain: list[Path], manifest: Manifest, ids: set[str] | N
             for name, r in _live_rows(chain, manifest, "SELECT id, path, content_hash FROM articles", ids)}
 
 
-def _chunk_count(data: DataDir, ids: list[str], where: dict[str, tuple[str, str, str]]) -> int:
-    """How many chunks these live articles have, each counted in the segment `where` says holds it."""
-    total = 0
+def _chunk_totals(data: DataDir, ids: list[str], where: dict[str, tuple[str, str, str]]) -> tuple[int, dict[str, int]]:
+    """How many chunks these live articles have, and their tokens per field, each counted in the
+    segment `where` says holds it."""
+    chunks, tokens = 0, {"lexical": 0, "bridge": 0}
+    words = "CASE WHEN {0} = '' THEN 0 ELSE length({0}) - length(replace({0}, ' ', '')) + 1 END"
     for name in {where[a][2] for a in ids}:
         mine = [a for a in ids if where[a][2] == name]
         conn = connect(SnapshotFiles(data.snapshots / name).db, readonly=True)
         try:
             for i in range(0, len(mine), 500):
                 part = mine[i : i + 500]
-                total += conn.execute(f"SELECT COUNT(*) FROM chunks WHERE article_id IN ({','.join('?' * len(part))})",
-                                      part).fetchone()[0]
+                n, lex, bri = conn.execute(
+                    f"SELECT COUNT(*), TOTAL({words.format('tokens')}), TOTAL({words.format('bridge_tokens')}) "
+                    f"FROM chunks WHERE article_id IN ({','.join('?' * len(part))})", part).fetchone()
+                chunks, tokens["lexical"], tokens["bridge"] = chunks + n, tokens["lexical"] + int(lex), tokens["bridge"] + int(bri)
         finally:
             conn.close()
-    return total
+    return chunks, tokens
 
 
 def _copy_live_rows(conn: sqlite3.Connection, chain: list[Path], manifest: Manifest, skip: set[str]) -> None:

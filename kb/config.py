@@ -7,6 +7,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -50,7 +51,8 @@ class RankingWeights:
 
 
 class Settings(BaseSettings):
-    """What the core needs. Environment: KB_DATA_DIR, KB_EMBED_MODEL, KB_THREADS, KB_RECORD_SEARCHES."""
+    """What the core needs. Environment: KB_DATA_DIR, KB_EMBED_MODEL, KB_THREADS, KB_RECORD_SEARCHES,
+    KB_INDEX_BACKEND, KB_QDRANT_URL, KB_QDRANT_PATH, KB_QDRANT_PREFIX, KB_QDRANT_REPLICATION_FACTOR."""
 
     model_config = SettingsConfigDict(env_prefix="KB_", extra="ignore", frozen=True)
 
@@ -63,6 +65,17 @@ class Settings(BaseSettings):
     record_searches: bool = True
     """Keep each front-door search's masked signature, verdict and top articles for `kb gaps`
     (kb/loop.py); never the paste itself. KB_RECORD_SEARCHES=0 turns it off."""
+    index_backend: Literal["local", "qdrant"] = "local"
+    """Where new segments' vectors go (kb/vectors.py): `local` files, or Qdrant. An index is read
+    with the backend its manifest names; writing with another one rebuilds it there."""
+    qdrant_url: str | None = None
+    """A Qdrant server or cluster, e.g. http://qdrant:6333 (shared by API replicas)."""
+    qdrant_path: Path | None = None
+    """qdrant-client's embedded store in this folder (one process at a time), when no URL is set."""
+    qdrant_prefix: str = Field("kb", pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    """Collection names are `<prefix>_<segment>`: one prefix per knowledge base sharing a Qdrant."""
+    qdrant_replication_factor: int = Field(1, ge=1)
+    """Copies of each shard on a Qdrant cluster (docs/SCALING.md uses 2)."""
     ranking: RankingWeights = Field(default_factory=RankingWeights.load, exclude=True)
     """Not from the environment: kb/data/ranking.json, or weights given in code (tuning, ablation)."""
 

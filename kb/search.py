@@ -29,7 +29,6 @@ from .errors import NotFoundError, QueryError, QueryTooLargeError
 from .glossary import Glossary
 from .signature import Signature, extract, focus, frame_calls
 from .facts import check, extract_facts
-from .lexical import LexicalIndex
 from .segment import ArticleMeta, Segment, SegmentCache, template_words
 from .store import Manifest, SnapshotFiles
 from .text import clean, detect_lang
@@ -38,6 +37,7 @@ from .tokenize import Tokenizer
 from .trust import (
     AGREEING_SIGNALS, RARE_WORDS, is_prose, lead, mentions, platforms, short_exception, subject,
 )
+from .vectors import LocalBackend
 from .verdict import ConfidenceModel, Context, Evidence, decide
 
 DENSE_CANDIDATES = 100
@@ -93,8 +93,10 @@ class Searcher:
 
     def __init__(self, snapshot: Path, encoder: Encoder, tokenizer: Tokenizer, glossary: Glossary,
                  weights: RankingWeights, model: ConfidenceModel | None = None,
-                 extractor: Callable[[str], Signature] = extract, segments: SegmentCache | None = None):
-        """`segments`: where open segments are shared between snapshots (one per KnowledgeBase)."""
+                 extractor: Callable[[str], Signature] = extract, segments: SegmentCache | None = None,
+                 backend=None):
+        """`segments`: where open segments are shared between snapshots (one per KnowledgeBase);
+        `backend`: where the vectors live (kb/vectors.py; default the local files)."""
         self.path = snapshot
         self.extractor = extractor
         self.manifest = Manifest.read(SnapshotFiles(snapshot).manifest)
@@ -130,11 +132,9 @@ class Searcher:
         self.chunk_article = np.concatenate(chunk_article).astype(np.int64)
         self.row_chunk = np.concatenate(row_chunk)
         self.n_rows = n_rows
-        self._positions = positions
-        self._dead_rows = [int((pos < 0).sum()) for pos in positions]  # asked for on every dense search
-        self.lexical = LexicalIndex([seg.lexical for seg in self.segments], positions)
-        self.bridge = LexicalIndex([seg.bridge for seg in self.segments], positions)
-        self.n_chunks, self.df = max(1, self.lexical.n_rows), self.lexical.df
+        self.index = (backend or LocalBackend()).open(self.segments, positions, dead)
+        """BM25 and dense scores of the chain's live rows (kb/vectors.py: local files or Qdrant)."""
+        self.n_chunks, self.df = max(1, self.index.n_rows), self.index.df
 
         self._global_of = global_of
         self._tokens_cache: dict[int, frozenset[str]] = {}
@@ -156,19 +156,6 @@ class Searcher:
         if len(chunk_scores):
             np.maximum.at(out, self.chunk_article, chunk_scores.astype(np.float32))
         return out
-
-    def _dense_hits(self, qvec: np.ndarray, k: int) -> list[tuple[float, int]]:
-        """The `k` rows most similar to the query vector: (cosine, row), over every segment.
-        Each segment is asked for `k` plus its tombstoned rows, so the live top `k` is exact."""
-        hits: list[tuple[float, int]] = []
-        for seg, pos, dead in zip(self.segments, self._positions, self._dead_rows):
-            n = seg.dense.ntotal
-            if not n:
-                continue
-            sims, rows = seg.dense.search(qvec, min(n, k + dead))
-            hits += [(float(sim), int(pos[row])) for sim, row in zip(sims[0], rows[0]) if row >= 0 and pos[row] >= 0]
-        hits.sort(key=lambda h: -h[0])
-        return hits[:k]
 
     def _idf(self, token: str) -> float:
         df = self.df.get(token, 0)
@@ -272,17 +259,17 @@ class Searcher:
         excluded = frozenset(self.index_of[a] for a in exclude if a in self.index_of)
         gone = np.array(sorted(excluded), dtype=np.int64)
 
-        def per_article(index: LexicalIndex, tokens: list[str]) -> np.ndarray:
-            scores = self._per_article_max(index.scores(tokens))
+        def per_article(field: str, tokens: list[str]) -> np.ndarray:
+            scores = self._per_article_max(self.index.scores(field, tokens))
             scores[gone] = 0.0
             return scores
 
-        lex_chunks = self.lexical.scores(q_tokens)
+        lex_chunks = self.index.scores("lexical", q_tokens)
         lex = self._per_article_max(lex_chunks)
         lex[gone] = 0.0
-        exp = per_article(self.lexical, exp_tokens)
-        bridge = per_article(self.bridge, q_tokens)
-        call = per_article(self.lexical, call_tokens)
+        exp = per_article("lexical", exp_tokens)
+        bridge = per_article("bridge", q_tokens)
+        call = per_article("lexical", call_tokens)
         signals = [lex, exp, bridge, call]
         prose = 1.0 if is_prose(sig, qtext) else 0.0
         # One scale for the lexical signals, so a weak bridge match stays weak next to an exact one.
@@ -311,7 +298,7 @@ class Searcher:
             always_dense or self.needs_dense(self.score_matrix(feats, self.weights)))
         if dense_used:
             qvec = self.encoder.encode([qtext[:DENSE_QUERY_CHARS]], query=True)
-            for sim, row in self._dense_hits(qvec, DENSE_CANDIDATES):
+            for sim, row in self.index.dense_hits(qvec, DENSE_CANDIDATES):
                 dense_chunks[row] = max(sim, 0.0)
             dense = self._per_article_max(dense_chunks)
             dense[gone] = 0.0
@@ -546,7 +533,7 @@ class Searcher:
         m = self.manifest
         return {"articles": m.articles, "chunks": m.chunks, "model_id": m.model_id,
                 "format_version": m.format_version, "snapshot": self.path.name, "built_at": m.created,
-                "segments": len(self.segments)}
+                "segments": len(self.segments), "backend": m.backend}
 
     def close(self) -> None:
         """Close the segments this searcher opened itself (shared ones close when let go)."""

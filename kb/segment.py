@@ -83,7 +83,8 @@ class Segment:
         """Each row of the lexical and dense indexes: the index of its article in `articles`."""
         self.lexical = Postings.load(files.lexical)
         self.bridge = Postings.load(files.bridge)
-        self.dense = faiss.read_index(str(files.dense))
+        self.dense = faiss.read_index(str(files.dense)) if files.dense.exists() else None
+        """FAISS vectors (the local backend); None where they live in Qdrant."""
 
     def close(self) -> None:
         self.db.close()

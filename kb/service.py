@@ -25,6 +25,7 @@ from .segment import SegmentCache
 from .store import DataDir, Manifest, SnapshotFiles, check_manifest
 from .text import clean
 from .tokenize import Tokenizer
+from .vectors import open_backend
 
 
 logger = logging.getLogger("kb")
@@ -85,7 +86,7 @@ class KnowledgeBase:
             check_manifest(manifest, None, snapshot)
         encoder = load_encoder(asked or manifest.model_id)
         return Searcher(snapshot, encoder, self.tokenizer, self.glossary, self.settings.ranking,
-                        segments=self._segments)
+                        segments=self._segments, backend=open_backend(self.settings, manifest.backend))
 
     def warm(self) -> None:
         """Load the index, the model and the segmenter now rather than on the first query."""

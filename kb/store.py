@@ -118,6 +118,11 @@ class Manifest:
     """The snapshot's chain, oldest first; the last is the snapshot's own directory."""
     deleted: dict = field(default_factory=dict)
     """segment name -> ids of its articles that later segments replaced or deleted."""
+    backend: str = "local"
+    """Where the chain's vectors live (kb/vectors.py); every segment of a chain uses the same."""
+    token_totals: dict = field(default_factory=dict)
+    """"lexical"/"bridge" -> tokens in the live chunks: the average chunk length a delta's BM25
+    document weights are normalised with, when they are written once (the qdrant backend)."""
 
     @classmethod
     def read(cls, path: Path) -> "Manifest":
@@ -172,6 +177,12 @@ class DataDir:
     def articles_dir(self) -> Path:
         """Where articles written through the API are kept as files (so they survive and re-ingest)."""
         return self.root / "articles"
+
+    def segment_names(self) -> set[str]:
+        """Every segment on disk, finished or being built (as the name it will be published under)."""
+        if not self.snapshots.exists():
+            return set()
+        return {p.name.removeprefix(".building-") for p in self.snapshots.iterdir() if p.is_dir()}
 
     def current_name(self) -> str | None:
         try:

@@ -215,8 +215,13 @@ def serve(data_dir, host, port, workers):
     from kb.service import KnowledgeBase
 
     settings = ApiSettings.from_env(data_dir=data_dir, search_processes=workers)
+    embedded_qdrant = settings.qdrant_path is not None and not settings.qdrant_url
+    if embedded_qdrant and settings.search_processes > 1:
+        raise click.ClickException(
+            "the embedded Qdrant store (KB_QDRANT_PATH) can be open in one process only: use --workers 1, "
+            "or run a Qdrant server and set KB_QDRANT_URL")
     if "search_processes" not in settings.model_fields_set:  # neither --workers nor KB_SEARCH_PROCESSES
-        settings = settings.model_copy(update={"search_processes": default_workers()})
+        settings = settings.model_copy(update={"search_processes": 1 if embedded_qdrant else default_workers()})
     try:
         KnowledgeBase(settings).data.current()
     except KbError as exc:
