@@ -87,9 +87,9 @@ class Writer:
     """Applies a batch of upserts and deletes to the live snapshot, producing a new one."""
 
     def __init__(self, settings: Settings, tokenizer: Tokenizer | None = None, glossary: Glossary | None = None,
-                 progress: Progress | None = None):
+                 progress: Progress | None = None, data: DataDir | None = None):
         self.settings = settings
-        self.data = DataDir(settings.data_dir)
+        self.data = data or DataDir.of(settings)
         self.tokenizer = tokenizer or Tokenizer()
         self.glossary = glossary or load_glossary()
         self.progress = progress or _noop

@@ -52,7 +52,8 @@ class RankingWeights:
 
 class Settings(BaseSettings):
     """What the core needs. Environment: KB_DATA_DIR, KB_EMBED_MODEL, KB_THREADS, KB_RECORD_SEARCHES,
-    KB_INDEX_BACKEND, KB_QDRANT_URL, KB_QDRANT_PATH, KB_QDRANT_PREFIX, KB_QDRANT_REPLICATION_FACTOR."""
+    KB_INDEX_BACKEND, KB_QDRANT_URL, KB_QDRANT_PATH, KB_QDRANT_PREFIX, KB_QDRANT_REPLICATION_FACTOR,
+    KB_METADATA_URL."""
 
     model_config = SettingsConfigDict(env_prefix="KB_", extra="ignore", frozen=True)
 
@@ -76,6 +77,9 @@ class Settings(BaseSettings):
     """Collection names are `<prefix>_<segment>`: one prefix per knowledge base sharing a Qdrant."""
     qdrant_replication_factor: int = Field(1, ge=1)
     """Copies of each shard on a Qdrant cluster (docs/SCALING.md uses 2)."""
+    metadata_url: str | None = None
+    """PostgreSQL shared by API replicas (postgresql://user:password@host/db; kb/shared.py): articles,
+    chunks, segments, the live pointer and the writer lock. Unset: SQLite files in the data dir."""
     ranking: RankingWeights = Field(default_factory=RankingWeights.load, exclude=True)
     """Not from the environment: kb/data/ranking.json, or weights given in code (tuning, ablation)."""
 

@@ -35,7 +35,7 @@ class KnowledgeBase:
                  glossary: Glossary | None = None):
         self.settings = settings or Settings.from_env()
         use_threads(self.settings.threads)
-        self.data = DataDir(self.settings.data_dir)
+        self.data = DataDir.of(self.settings)
         self.tokenizer = tokenizer or Tokenizer()
         self._glossary = glossary
         self._searcher: Searcher | None = None
@@ -179,7 +179,7 @@ class KnowledgeBase:
     # -- writing ----------------------------------------------------------
 
     def writer(self, progress: Progress | None = None) -> Writer:
-        return Writer(self.settings, tokenizer=self.tokenizer, glossary=self.glossary, progress=progress)
+        return Writer(self.settings, tokenizer=self.tokenizer, glossary=self.glossary, progress=progress, data=self.data)
 
     def ingest(self, paths: list[Path], *, prune: bool = False, rebuild: bool = False,
                progress: Progress | None = None, wait: float | None = None, on_wait=None) -> IngestReport:

@@ -164,10 +164,22 @@ def fsync_dir(path: Path) -> None:
 
 
 class DataDir:
-    """Paths and the small protocols (lock, pointer flip, clean-up) of one data dir."""
+    """Paths and the small protocols (lock, pointer flip, clean-up) of one data dir. With
+    `shared` (kb/shared.py: KB_METADATA_URL), the pointer and the lock live in PostgreSQL for
+    every replica, and the snapshots here are this replica's copies of the shared segments."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, shared=None):
         self.root = Path(root)
+        self.shared = shared
+
+    @classmethod
+    def of(cls, settings) -> "DataDir":
+        """The data dir the settings name, joined to the shared database when KB_METADATA_URL is set."""
+        if not settings.metadata_url:
+            return cls(settings.data_dir)
+        from .shared import SharedState
+
+        return cls(settings.data_dir, SharedState(settings.metadata_url))
 
     @property
     def snapshots(self) -> Path:
@@ -179,12 +191,16 @@ class DataDir:
         return self.root / "articles"
 
     def segment_names(self) -> set[str]:
-        """Every segment on disk, finished or being built (as the name it will be published under)."""
-        if not self.snapshots.exists():
-            return set()
-        return {p.name.removeprefix(".building-") for p in self.snapshots.iterdir() if p.is_dir()}
+        """Every segment on disk or in the shared database, finished or being built (as the name
+        it will be published under): what an index backend must keep."""
+        names = self.shared.segment_names() if self.shared else set()
+        if self.snapshots.exists():
+            names |= {p.name.removeprefix(".building-") for p in self.snapshots.iterdir() if p.is_dir()}
+        return names
 
     def current_name(self) -> str | None:
+        if self.shared:
+            return self.shared.live()[0]
         try:
             name = (self.root / "CURRENT").read_text().strip()
         except FileNotFoundError:
@@ -193,11 +209,23 @@ class DataDir:
 
     def current(self) -> Path:
         name = self.current_name()
+        if name and self.shared and not (self.snapshots / name).exists():
+            self._fetch(name)
         if not name or not SnapshotFiles(self.snapshots / name).manifest.exists():
             raise IndexMissingError(
                 f"no index in {self.root} yet: run `kb ingest corpus/` (or pass --data-dir / set KB_DATA_DIR)"
             )
         return self.snapshots / name
+
+    def _fetch(self, name: str) -> None:
+        """Copy a shared snapshot's segments here, the snapshot's own last (so its directory
+        existing means its whole chain is here), then let go of copies no longer needed."""
+        manifest = self.shared.manifest(name)
+        if manifest is None:
+            return  # pruned meanwhile: the caller's retry asks for the pointer again
+        for segment in [s for s in manifest.get("segments") or [] if s != name] + [name]:
+            self.shared.fetch(segment, self.snapshots)
+        self._prune_old(keep=name)
 
     def new_snapshot_dir(self) -> Path:
         self.snapshots.mkdir(parents=True, exist_ok=True)
@@ -215,6 +243,12 @@ class DataDir:
                     os.fsync(fh.fileno())
         os.replace(building, final)
         fsync_dir(self.snapshots)
+        if self.shared:  # the shared pointer is the one replicas follow: flipped with the segment's rows
+            try:
+                self.shared.publish(final)
+            except BaseException:
+                shutil.rmtree(final, ignore_errors=True)  # never live anywhere: not a snapshot to keep
+                raise
         write_atomic(self.root / "CURRENT", final.name.encode())
         self._prune_old(keep=final.name)
         return final
@@ -243,7 +277,17 @@ class DataDir:
 
     @contextmanager
     def writer_lock(self, wait: float | None = None, on_wait=None) -> Iterator[None]:
-        """One writer per data dir. Waits up to `wait` seconds (None: forever), then IndexBusyError."""
+        """One writer per data dir (and, when shared, per database). Waits up to `wait` seconds
+        (None: forever), then IndexBusyError."""
+        if self.shared:
+            with self._local_lock(wait, on_wait), self.shared.writer_lock(wait, on_wait):
+                yield
+        else:
+            with self._local_lock(wait, on_wait):
+                yield
+
+    @contextmanager
+    def _local_lock(self, wait: float | None, on_wait) -> Iterator[None]:
         self.root.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.root / "ingest.lock", os.O_RDWR | os.O_CREAT, 0o644)
         try:

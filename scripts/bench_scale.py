@@ -14,6 +14,10 @@ random "incident note" each), ingest them, then measure
 index's own; with the real model add its encode rate (scripts/bench_ingest.py) to ingest.
 Prints one row per size and, at the end, the write-latency ratio of the largest size to the
 smallest (the scale issue's bound is 1.5x from 160 to 2k articles).
+
+Other backends come from the environment as in `kb serve`: e.g. KB_INDEX_BACKEND=qdrant
+KB_QDRANT_PATH=/tmp/q (embedded Qdrant) and KB_METADATA_URL=postgresql://… (the database is
+used as it is: give each run an empty one). "index MB" is then the data dir's copy only.
 """
 
 from __future__ import annotations
@@ -72,7 +76,6 @@ def one(n: int, model: str, writes: int) -> dict:
     from kb.config import Settings
     from kb.evaluate import load_queries
     from kb.service import KnowledgeBase
-    from kb.store import DataDir
 
     queries = load_queries(REPO / "corpus/eval/queries.jsonl")
     short = [q.query for q in queries if q.kind == "short_en"]
@@ -90,7 +93,7 @@ def one(n: int, model: str, writes: int) -> dict:
         started = time.perf_counter()
         kb.ingest([corpus])
         ingest_s = time.perf_counter() - started
-        snapshot = DataDir(Path(tmp) / "data").current()
+        snapshot = kb.data.current()
         size_mb = sum(p.stat().st_size for p in snapshot.rglob("*") if p.is_file()) / 1e6
 
         for q in short[:5] + tracebacks[:5]:  # warm-up: segmenter, caches
