@@ -45,6 +45,7 @@ Progress = Callable[[str, int, int], None]
 """progress(stage, done, total): stages are 'read', 'parse', 'encode', 'index'."""
 
 ENCODE_BATCH = 32
+VECTOR_BATCH = 4096
 DELTA_MAX_ARTICLES = 64
 """A write of more articles than this (and than a tenth of the index) builds one whole segment instead of a delta."""
 MAX_SEGMENTS = 16
@@ -258,6 +259,25 @@ class Writer:
                 self.progress("parse", i + 1, len(docs))
         return kept
 
+    def _encode_missing(self, conn: sqlite3.Connection, encoder: Encoder, cache: EmbeddingCache, hashes: list[str]) -> int:
+        """Encode the chunks whose text the cache has no vector for, into the cache; how many."""
+        have = cache.have(encoder.model_id, list(set(hashes)))
+        missing: dict[str, str] = {}
+        if len(have) < len(set(hashes)):
+            for h, title, heading_path, text in conn.execute(
+                    "SELECT embed_hash, (SELECT title FROM articles a WHERE a.id = article_id), heading_path, text "
+                    "FROM chunks ORDER BY id"):
+                if h not in have and h not in missing:
+                    missing[h] = embed_text(title, json.loads(heading_path), text)
+        todo = list(missing.items())
+        del missing
+        for start in range(0, len(todo), ENCODE_BATCH):
+            batch = todo[start : start + ENCODE_BATCH]
+            vecs = encoder.encode([t for _, t in batch], batch_size=ENCODE_BATCH)
+            cache.put_many(encoder.model_id, {h: v for (h, _), v in zip(batch, vecs)})
+            self.progress("encode", min(start + ENCODE_BATCH, len(todo)), len(todo))
+        return len(todo)
+
     def _asked_model_id(self) -> str | None:
         return load_encoder(self.settings.embed_model).model_id if self.settings.embed_model else None
 
@@ -265,72 +285,62 @@ class Writer:
                        segments: tuple[str, ...], deleted: dict, before: tuple[int, int, dict]) -> int:
         """This segment's indexes over its own chunks, and the snapshot's manifest (`before`:
         live articles, chunks and tokens per field in the segments before this one)."""
-        # Streamed from the database: tokens go straight into compact postings arrays.
-        lexical, bridge = PostingsBuilder(), PostingsBuilder()
         ids, hashes = array("q"), []
-        for chunk_id, tokens, bridge_tokens, embed_hash in conn.execute(
-                "SELECT id, tokens, bridge_tokens, embed_hash FROM chunks ORDER BY id"):
+        for chunk_id, embed_hash in conn.execute("SELECT id, embed_hash FROM chunks ORDER BY id"):
             ids.append(chunk_id)
             hashes.append(embed_hash)
-            lexical.add(tokens.split())
-            bridge.add(bridge_tokens.split())
-        encoded = 0
 
         cache = EmbeddingCache(self.settings.data_dir / "embeddings.sqlite")
         try:
-            vectors = cache.get_many(encoder.model_id, list(set(hashes)))
-            missing = {}
-            if len(vectors) < len(set(hashes)):
-                for h, title, heading_path, text in conn.execute(
-                        "SELECT embed_hash, (SELECT title FROM articles a WHERE a.id = article_id), heading_path, text "
-                        "FROM chunks ORDER BY id"):
-                    if h not in vectors and h not in missing:
-                        missing[h] = embed_text(title, json.loads(heading_path), text)
-            todo = list(missing.items())
-            del missing
-            for start in range(0, len(todo), ENCODE_BATCH):
-                batch = todo[start : start + ENCODE_BATCH]
-                vecs = encoder.encode([t for _, t in batch], batch_size=ENCODE_BATCH)
-                new = {h: v for (h, _), v in zip(batch, vecs)}
-                cache.put_many(encoder.model_id, new)
-                vectors.update(new)
-                encoded += len(batch)
-                self.progress("encode", min(start + ENCODE_BATCH, len(todo)), len(todo))
+            encoded = self._encode_missing(conn, encoder, cache, hashes)
+            self.progress("index", 0, 1)
+            n_rows = len(hashes)
+            dim = encoder.dim or (len(cache.get_many(encoder.model_id, hashes[:1]).popitem()[1]) if hashes else 0)
+            if not dim:
+                dim = encoder.encode(["dimension probe"], query=True).shape[1]
+            files = SnapshotFiles(building)
+            np.save(files.chunk_ids, np.frombuffer(ids, dtype=np.int64) if n_rows else np.zeros(0, np.int64))
+            # BM25 postings stay in the segment in every backend: kb's own df (and the local scores).
+            own = {field: _write_postings(conn, column, path)
+                   for field, column, path in (("lexical", "tokens", files.lexical), ("bridge", "bridge_tokens", files.bridge))}
+            if len(segments) == 1:
+                totals, live_rows = own, n_rows
+            elif before[2]:  # a delta: the chain's tokens before it (tombstoned ones taken out) and its own
+                totals, live_rows = {f: own[f] + before[2][f] for f in own}, before[1] + n_rows
+            else:  # a delta on an index written before kb counted them: unknown (only qdrant needs them)
+                totals, live_rows = {}, n_rows
+            avgdl = {f: max((totals or own)[f] / max(1, live_rows), 1e-9) for f in own}
+
+            def vectors():
+                """The rows' vectors in order, a batch at a time from the cache: a 100k-article
+                segment never holds its vectors twice (they are ~1.5 KB a chunk)."""
+                for start in range(0, n_rows, VECTOR_BATCH):
+                    part = hashes[start : start + VECTOR_BATCH]
+                    found = cache.get_many(encoder.model_id, list(set(part)))
+                    yield np.stack([found[h] for h in part]).astype(np.float32, copy=False)
+
+            rows = conn.execute("SELECT id, article_id, tokens, bridge_tokens FROM chunks ORDER BY id")
+            backend.write(segments[-1], files, rows, vectors(), n_rows, int(dim), avgdl)
         finally:
             cache.close()
-
-        self.progress("index", 0, 1)
-        n_rows = len(hashes)
-        dim = encoder.dim or (len(next(iter(vectors.values()))) if vectors else 0)
-        if not dim:
-            dim = encoder.encode(["dimension probe"], query=True).shape[1]
-        matrix = np.empty((n_rows, dim), dtype=np.float32)
-        for i, h in enumerate(hashes):
-            matrix[i] = vectors[h]
-        del vectors
-        lexical, bridge = lexical.build(), bridge.build()
-        files = SnapshotFiles(building)
-        # BM25 postings stay in the segment in every backend: kb's own df (and the local scores).
-        lexical.save(files.lexical)
-        bridge.save(files.bridge)
-        np.save(files.chunk_ids, np.frombuffer(ids, dtype=np.int64) if n_rows else np.zeros(0, np.int64))
-        own = {"lexical": int(lexical.doc_len.sum()), "bridge": int(bridge.doc_len.sum())}
-        if len(segments) == 1:
-            totals, live_rows = own, n_rows
-        elif before[2]:  # a delta: the chain's tokens before it (tombstoned ones taken out) and its own
-            totals, live_rows = {f: own[f] + before[2][f] for f in own}, before[1] + n_rows
-        else:  # a delta on an index written before kb counted them: unknown (only qdrant needs them)
-            totals, live_rows = {}, n_rows
-        avgdl = {f: max((totals or own)[f] / max(1, live_rows), 1e-9) for f in own}
-        rows = conn.execute("SELECT id, article_id, tokens, bridge_tokens FROM chunks ORDER BY id")
-        backend.write(segments[-1], files, rows, matrix, avgdl)
-        del matrix
 
         n_articles = before[0] + conn.execute("SELECT COUNT(*) FROM articles").fetchone()[0]
         Manifest(FORMAT_VERSION, encoder.model_id, int(dim), n_articles, before[1] + n_rows, time.time(),
                  segments=segments, deleted=deleted, backend=backend.name, token_totals=totals).write(files.manifest)
         self.progress("index", 1, 1)
         return encoded
+
+
+def _write_postings(conn: sqlite3.Connection, column: str, path: Path) -> int:
+    """One token field's postings, streamed from the database into compact arrays (one field at
+    a time: at 100k articles each holds ~45M (token, chunk) pairs); its total token count."""
+    builder = PostingsBuilder()
+    for (tokens,) in conn.execute(f"SELECT {column} FROM chunks ORDER BY id"):
+        builder.add(tokens.split())
+    postings = builder.build()
+    del builder
+    postings.save(path)
+    return int(postings.doc_len.sum())
 
 
 def _live_rows(chain: list[Path], manifest: Manifest, sql: str, ids: set[str] | None = None):

@@ -45,7 +45,10 @@ class Postings:
     @classmethod
     def load(cls, path: Path) -> "Postings":
         words = json.loads((path / "vocab.json").read_text())
-        arrays = {name: np.load(path / f"{name}.npy") for name in ("indptr", "rows", "tf", "doc_len")}
+        # rows and tf are mapped, not read: a search touches only its tokens' postings, so at 100k
+        # articles most of their ~700 MB never needs to be in memory
+        arrays = {name: np.load(path / f"{name}.npy", mmap_mode="r" if name in ("rows", "tf") else None)
+                  for name in ("indptr", "rows", "tf", "doc_len")}
         return cls({w: i for i, w in enumerate(words)}, **arrays)
 
     def df(self, token: str, dead_rows: np.ndarray | None = None) -> int:
@@ -87,7 +90,8 @@ class PostingsBuilder:
 
     def __init__(self) -> None:
         self.vocab: dict[str, int] = {}
-        self._token, self._row, self._tf, self._len = array("q"), array("i"), array("f"), array("q")
+        # 10 bytes a (token, chunk) pair: ~45M pairs per field at 100k articles
+        self._token, self._row, self._tf, self._len = array("i"), array("i"), array("H"), array("q")
 
     def add(self, tokens: list[str]) -> None:
         row = len(self._len)
@@ -95,17 +99,21 @@ class PostingsBuilder:
         for token, count in Counter(tokens).items():
             self._token.append(self.vocab.setdefault(token, len(self.vocab)))
             self._row.append(row)
-            self._tf.append(count)
+            self._tf.append(min(count, 65535))
 
     def build(self) -> Postings:
-        token = np.frombuffer(self._token, dtype=np.int64) if len(self._token) else np.zeros(0, np.int64)
+        token = np.frombuffer(self._token, dtype=np.int32) if len(self._token) else np.zeros(0, np.int32)
         order = np.argsort(token, kind="stable")  # by token, rows ascending within each
         counts = np.bincount(token, minlength=len(self.vocab)) if len(token) else np.zeros(len(self.vocab), np.int64)
         indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        del token, counts
+        self._token = array("i")
         rows = (np.frombuffer(self._row, dtype=np.int32) if len(self._row) else np.zeros(0, np.int32))[order]
-        tf = (np.frombuffer(self._tf, dtype=np.float32) if len(self._tf) else np.zeros(0, np.float32))[order]
+        self._row = array("i")
+        tf = (np.frombuffer(self._tf, dtype=np.uint16) if len(self._tf) else np.zeros(0, np.uint16))[order].astype(np.float32)
+        self._tf = array("H")
         doc_len = np.frombuffer(self._len, dtype=np.int64).copy() if len(self._len) else np.zeros(0, np.int64)
-        return Postings(self.vocab, indptr, rows.astype(np.int32), tf.astype(np.float32), doc_len)
+        return Postings(self.vocab, indptr, rows, tf, doc_len)
 
 
 class LexicalIndex:

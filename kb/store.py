@@ -379,6 +379,16 @@ class EmbeddingCache:
                 found[h] = np.frombuffer(blob, dtype=np.float32)
         return found
 
+    def have(self, model_id: str, hashes: list[str]) -> set[str]:
+        """Which of these hashes have a vector (without reading the vectors)."""
+        found: set[str] = set()
+        for i in range(0, len(hashes), 500):
+            part = hashes[i : i + 500]
+            found.update(h for (h,) in self.conn.execute(
+                f"SELECT text_hash FROM vectors WHERE model_id = ? AND text_hash IN ({','.join('?' * len(part))})",
+                [model_id, *part]))
+        return found
+
     def put_many(self, model_id: str, items: dict[str, np.ndarray]) -> None:
         with self.conn:
             self.conn.executemany(

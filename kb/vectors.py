@@ -90,12 +90,12 @@ class LocalBackend:
     FLAT_LIMIT = 20_000
     """Above this many chunks, HNSW: a flat scan of 60k x 384 floats costs ~30 ms a query on 2 busy cores."""
 
-    def write(self, segment: str, files, rows: Iterable[tuple[int, str, str, str]], matrix: np.ndarray,
-              avgdl: dict[str, float]) -> None:
-        dim = matrix.shape[1]
-        index = faiss.IndexFlatIP(dim) if len(matrix) <= self.FLAT_LIMIT else _hnsw(dim)
-        if len(matrix):
-            index.add(matrix)
+    def write(self, segment: str, files, rows: Iterable[tuple[int, str, str, str]], vectors: Iterable[np.ndarray],
+              n_rows: int, dim: int, avgdl: dict[str, float]) -> None:
+        """The segment's vectors (batches in row order) into its FAISS file."""
+        index = faiss.IndexFlatIP(dim) if n_rows <= self.FLAT_LIMIT else _hnsw(dim)
+        for batch in vectors:
+            index.add(batch)
         faiss.write_index(index, str(files.dense))
 
     def open(self, segments: list["Segment"], positions: list[np.ndarray], tombstoned: list[frozenset[str]]) -> ChainIndex:
@@ -195,11 +195,11 @@ class QdrantBackend:
     def collection(self, segment: str) -> str:
         return f"{self.prefix}_{segment}"
 
-    def write(self, segment: str, files, rows: Iterable[tuple[int, str, str, str]], matrix: np.ndarray,
-              avgdl: dict[str, float]) -> None:
+    def write(self, segment: str, files, rows: Iterable[tuple[int, str, str, str]], vectors: Iterable[np.ndarray],
+              n_rows: int, dim: int, avgdl: dict[str, float]) -> None:
         """One point per chunk. `rows`: (chunk id, article id, tokens, bridge tokens) in row order,
-        row i's vector being matrix[i]; `avgdl`: each field's average chunk length over the live
-        chain this segment joins."""
+        `vectors` their dense vectors in batches of the same order; `avgdl`: each field's average
+        chunk length over the live chain this segment joins."""
         from qdrant_client import models
 
         name = self.collection(segment)
@@ -207,15 +207,16 @@ class QdrantBackend:
             self._call("delete_collection", name)
         self._call(
             "create_collection", name,
-            vectors_config={"dense": models.VectorParams(size=int(matrix.shape[1]), distance=models.Distance.DOT)},
+            vectors_config={"dense": models.VectorParams(size=dim, distance=models.Distance.DOT)},
             sparse_vectors_config={v: models.SparseVectorParams() for v in QDRANT_VECTOR.values()},
             replication_factor=self.replication_factor, shard_number=self.shard_number,
         )
         if self.url:  # a server filters and groups by it; the embedded store ignores payload indexes
             self._call("create_payload_index", name, "article_id", models.PayloadSchemaType.KEYWORD)
         batch = []
-        for i, (chunk_id, article_id, tokens, bridge_tokens) in enumerate(rows):
-            vector = {"dense": matrix[i].tolist()}
+        dense = (v for block in vectors for v in block)
+        for (chunk_id, article_id, tokens, bridge_tokens), v in zip(rows, dense):
+            vector = {"dense": v.tolist()}
             for field, text in (("lexical", tokens), ("bridge", bridge_tokens)):
                 words = text.split()
                 if words:
