@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kb.signature.scan as sig_mod  # the driver of one pass: its shortcuts are switched off below
-from kb.signature import Signature, _extract, extract, is_error_line, mask
+from kb.signature import Signature, _extract, extract, focus, is_error_line, mask
 
 # ---------------------------------------------------------------------------
 # Pastes
@@ -1419,3 +1419,44 @@ def test_a_bare_exception_line_is_the_error():
     assert sig.exception == "Exception"
     assert sig.lines == ("Exception: Expected all tensors to be on the same device",)
     assert extract("Exceptional circumstances, really").lines == ()
+
+
+# ---------------------------------------------------------------------------
+# Traceback shapes of issue 15: frames behind any log prefix, a header glued to a progress
+# bar, a paste cut off before its final exception line, wrapper and epilogue lines
+# ---------------------------------------------------------------------------
+
+VLLM_ENGINE_CORE = """\
+(EngineCore_0 pid=6120) ERROR 08-27 19:02:47 [core.py:700] EngineCore failed to start.
+(EngineCore_0 pid=6120) ERROR 08-27 19:02:47 [core.py:700] Traceback (most recent call last):
+(EngineCore_0 pid=6120) ERROR 08-27 19:02:47 [core.py:700]   File "/venv/lib/python3.11/site-packages/vllm/v1/worker/gpu_model_runner.py", line 2708, in capture_model
+(EngineCore_0 pid=6120) ERROR 08-27 19:02:47 [core.py:700]     self._capture_cudagraphs(
+(EngineCore_0 pid=6120) ERROR 08-27 19:02:47 [core.py:700]   File "/venv/lib/python3.11/site-packages/torch/cuda/graphs.py", line 186, in __exit__
+(EngineCore_0 pid=6120) ERROR 08-27 19:02:47 [core.py:700]     self.cuda_graph.capture_end()
+(EngineCore_0 pid=6120) ERROR 08-27 19:02:47 [core.py:700] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 96.00 MiB.
+(APIServer pid=6001) RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}
+"""
+
+
+def test_wrapper_and_epilogue_lines_give_way_to_the_real_error() -> None:
+    sig = focus(extract(VLLM_ENGINE_CORE))
+    assert sig.exception == "torch.OutOfMemoryError"
+    assert not any("See root cause above" in line or "EngineCore failed" in line for line in sig.lines)
+    watchdog = focus(extract("\n".join([
+        "[rank2]:[E311 14:12:24.117362301 ProcessGroupNCCL.cpp:607] [Rank 2] Watchdog caught collective operation "
+        "timeout: WorkNCCL(SeqNum=1, OpType=BROADCAST, NumelIn=86415592, NumelOut=86415592, Timeout(ms)=600000) "
+        "ran for 600041 milliseconds before timing out.",
+        "[rank2]:[E311 14:12:24.119851023 ProcessGroupNCCL.cpp:621] [Rank 2] Some NCCL operations have failed or "
+        "timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on "
+        "corrupted/incomplete data.",
+        "terminate called after throwing an instance of 'c10::DistBackendError'",
+        "lab-ws3:8857:8857 [0] NCCL INFO NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file: No "
+        "such file or directory No plugin found (libnccl-net.so), using internal implementation",
+    ])))
+    assert len(watchdog.lines) == 1 and "Watchdog caught collective operation timeout" in watchdog.lines[0]
+    compiled = focus(extract("torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+                             "AssertionError: libcuda.so cannot found!\n"))
+    assert compiled.lines == ("AssertionError: libcuda.so cannot found!",)
+    # A paste with nothing but the wrapper keeps it: then it is the signal.
+    assert focus(extract("EngineCore failed to start.\n")).lines == ("EngineCore failed to start.",)
+

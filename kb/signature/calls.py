@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from .model import MAX_TEXT, Signature
+from .vocab import _POINTS_ELSEWHERE
 
 
 _FRAME_CALL = re.compile(
@@ -49,9 +50,14 @@ GENERIC_LINE = re.compile(
     r"TORCH_DISTRIBUTED_DEBUG|TORCH_SHOW_CPP_STACKTRACES|CUDA_LAUNCH_BLOCKING=1|closing signal SIG|"
     r"ChildFailedError|failed \(exitcode|^exitcode: |Root Cause \(first observed failure\)|exits with return code|"
     r"Preparing metadata|subprocess-exited-with-error|Failed (?:to build|building wheel)|"
-    r"This error originates from a subprocess|Traceback \(most recent call last\)", re.I)
+    r"This error originates from a subprocess|Traceback \(most recent call last\)|"
+    r"terminate called after throwing an instance of|Some NCCL operations have failed or timed out|"
+    r"\bException \(either an error\b|EngineCore failed to start| raised:$|" + _POINTS_ELSEWHERE.pattern[4:], re.I)
 """Lines that launchers, pip and PyTorch print around many different failures: a debugging hint, a
-`ChildFailedError` summary, a SIGTERM to the other ranks, pip's wheel-build epilogue."""
+`ChildFailedError` summary, a SIGTERM to the other ranks, pip's wheel-build epilogue, the C++ runtime's
+`terminate called after throwing ...` (the `what()` under it is the error), the NCCL watchdog's epilogue
+after the timeout it reports, and a wrapper that points at the real error (`Engine core initialization
+failed. See root cause above.`, `backend='inductor' raised:` over the error it raised)."""
 
 
 def focus(sig: Signature) -> Signature:

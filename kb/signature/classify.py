@@ -70,6 +70,8 @@ _BP_SUBSTR = (
     "This error originates from a subprocess", "This is an issue with the package mentioned above",
     "See above for output", "See above for details", "Please run the following command to get more information",
     "Welcome to bitsandbytes", "not a git repository", "submit this information together with your error trace",
+    # NCCL_DEBUG=INFO probes every start prints (an optional plugin or InfiniBand library not found, then a fallback)
+    "NCCL INFO NET/Plugin", "NCCL INFO Failed to open libibverbs",
 )
 # Keyword gate: substrings that any signal line contains (lowercased), then whole tokens, then phrases.
 _KW_WORDS = frozenset(
