@@ -1474,3 +1474,17 @@ def test_wrapper_and_epilogue_lines_give_way_to_the_real_error() -> None:
     # A paste with nothing but the wrapper keeps it: then it is the signal.
     assert focus(extract("EngineCore failed to start.\n")).lines == ("EngineCore failed to start.",)
 
+
+def test_a_traceback_header_glued_to_a_progress_bar_starts_the_traceback() -> None:
+    text = "\n".join([
+        "  0%|          | 0/1250 [00:00<?, ?it/s][rank2]: Traceback (most recent call last):",
+        '[rank2]:   File "/home/lin/rlhf/ppo_trainer.py", line 144, in train',
+        "[rank2]:     seq = self.actor.generate(prompts, **gen_kwargs)",
+        '[rank2]:   File "/opt/conda/lib/python3.10/site-packages/deepspeed/runtime/zero/parameter_offload.py", '
+        "line 505, in pre_sub_module_forward_function",
+        "[rank2]:     param_coordinator.fetch_sub_module(sub_module, forward=True)",
+        "[rank2]: RuntimeError: boom",
+    ])
+    sig = extract(text)
+    assert sig.exception == "RuntimeError"
+    assert sig.components[0] == "deepspeed.runtime.zero"

@@ -3,11 +3,12 @@ decided once per line shape here; the rest go to the extractor's state machine."
 
 from __future__ import annotations
 
+import re
 from itertools import accumulate
 
 from .model import MAX_LINE, MAX_TEXT, Signature
 from .mask import _ANSI_ESC
-from .prefixes import _ANSI_LOOSE
+from .prefixes import _ANSI_LOOSE, _strip_prefixes
 from .classify import _CJK, _kw_hit
 from .extractor import _Extractor
 from .assemble import assemble
@@ -60,6 +61,20 @@ def _quiet_kind(raw: str) -> int:
     return _NOISE if body else _BLANK
 
 
+_GLUED_TB = re.compile(
+    r"^(?P<head>[^\n]{0,2000}?\S)(?P<tb>(?:\[(?:rank|default)\d{1,5}\]: ?)?Traceback \(most recent call last\))", re.M)
+
+
+def _unglue(m: re.Match[str]) -> str:
+    """A traceback header glued to the end of the line before it, as when a progress bar that
+    ends in a carriage return loses it in a copy (`0/1250 [00:00<?, ?it/s][rank2]: Traceback ...`):
+    the header starts its own line, so the traceback under it is parsed as one."""
+    head = m.group("head")
+    if not _strip_prefixes(head)[3].strip():
+        return m.group(0)  # only log prefixes before the header: it already starts its line
+    return head + "\n" + m.group("tb")
+
+
 def _extract(text: str) -> Signature:
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
@@ -75,6 +90,8 @@ def _extract(text: str) -> Signature:
         text = text.replace("\x00", "")
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "Traceback (most recent call last)" in text:
+        text = _GLUED_TB.sub(_unglue, text)
     ex = _Extractor()
     feed = ex.feed
     kinds: dict[bytes, int] = {}  # line shape -> _quiet_kind(); log lines repeat their shape with new numbers
