@@ -1488,3 +1488,29 @@ def test_a_traceback_header_glued_to_a_progress_bar_starts_the_traceback() -> No
     sig = extract(text)
     assert sig.exception == "RuntimeError"
     assert sig.components[0] == "deepspeed.runtime.zero"
+
+
+def test_a_paste_cut_off_inside_a_traceback_ranks_on_its_deepest_calls() -> None:
+    """People copy the top half of a long log: no exception line, so the deepest frames are the signal,
+    without their install paths (`/opt/venv/lib/python3.10/site-packages/`, words every traceback has)."""
+    sig = extract("\n".join([
+        "$ accelerate launch --config_file zero2.yaml custom_loop.py",
+        "Traceback (most recent call last):",
+        '  File "/home/xu/loop/custom_loop.py", line 71, in <module>',
+        "    model, optimizer, train_iter = accelerator.prepare(model, optimizer, train_iter)",
+        '  File "/opt/venv/lib/python3.10/site-packages/accelerate/accelerator.py", line 1339, in prepare',
+        "    result = self._prepare_deepspeed(*args)",
+        '  File "/opt/venv/lib/python3.10/site-packages/accelerate/accelerator.py", line 1686, in _prepare_deepspeed',
+        "    raise ValueError(",
+    ]))
+    assert sig.exception is None
+    assert sig.lines == (
+        "accelerate/accelerator.py in _prepare_deepspeed: raise ValueError(",
+        "accelerate/accelerator.py in prepare: result = self._prepare_deepspeed(*args)",
+        "custom_loop.py in <module>: model, optimizer, train_iter = accelerator.prepare(model, optimizer, train_iter)",
+    )
+    assert sig.components[0] == "accelerate.accelerator"
+    # A paste that ends in plain log lines (a hang) still reports its last lines.
+    hang = extract("Traceback (most recent call last):\n  File \"/x/a.py\", line 3, in f\n    g()\n"
+                   "ValueError: x\nLoading extension module cpu_adam...\nTime to load cpu_adam op: 2.4 seconds\n")
+    assert hang.exception == "ValueError"

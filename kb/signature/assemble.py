@@ -6,9 +6,9 @@ from itertools import islice
 
 from .model import MAX_COMPONENTS, MAX_LINE, MAX_OUT_LINE, MAX_PROSE, MAX_SIGNAL_LINES, MAX_WARNING_LINES, Signature
 from .vocab import _LIBS, _POINTS_ELSEWHERE, _WRAPPERS
-from .mask import _WS, mask
+from .mask import _WS, _pkg_part, mask
 from .prefixes import _strip_prefixes
-from .classify import _HUMAN, _TAIL_OK, _is_boilerplate, _is_noise
+from .classify import _CARET, _FRAME, _HUMAN, _TAIL_OK, _is_boilerplate, _is_noise
 from .extractor import _Exc, _Extractor
 
 
@@ -135,7 +135,11 @@ def _points_elsewhere(e: _Exc) -> bool:
 
 
 def _tail_lines(ex: _Extractor) -> list[tuple[tuple[int, int, int], str]]:
-    """No error at all (a hang): the last log lines say where it stopped."""
+    """No error at all: a paste cut off inside a traceback (its deepest frames say what failed),
+    or a hang (the last log lines say where it stopped)."""
+    cut = _cut_frames(ex)
+    if cut:
+        return cut
     prose_pos = {p for p, _, _ in ex.prose}
     out: list[tuple[tuple[int, int, int], str]] = []
     lines = ex.lines
@@ -152,6 +156,48 @@ def _tail_lines(ex: _Extractor) -> list[tuple[tuple[int, int, int], str]]:
             continue  # shell commands, code and config (an article's fix block) say nothing about a hang
         out.append(((6, 0, -pos), body[:MAX_OUT_LINE]))
         if len(out) >= 2:
+            break
+    return out
+
+
+_CUT_FRAMES = 3
+
+
+def _cut_frames(ex: _Extractor) -> list[tuple[tuple[int, int, int], str]]:
+    """A paste that ends inside a traceback (people copy the top half of a long log): the deepest
+    frames, each as `package/module.py in function: the call it was making`.
+
+    Why: a raw frame line is mostly its install path (`/opt/venv/lib/python3.10/site-packages/...`),
+    words every article quoting any traceback shares; the package-relative module, the function
+    and the call made there (`raise ValueError(`, `assert param.ds_status == ...`) name the failure.
+    """
+    if not any(st.in_tb for st in ex.streams.values()):
+        return []
+    lines = ex.lines
+    out: list[tuple[tuple[int, int, int], str]] = []
+    src: dict[str, str] = {}  # stream -> the source line seen below (after) the frame being read
+    for pos in range(len(lines) - 1, max(-1, len(lines) - 400), -1):
+        raw = lines[pos]
+        if not raw.strip():
+            continue
+        key, _, _, rest = _strip_prefixes(raw[:MAX_LINE])
+        body = rest.strip()
+        if body.startswith("Traceback (most recent call last)"):
+            break
+        m = _FRAME.match(body)
+        if m is None:
+            if body and not _CARET.match(body):
+                src[key] = body
+            continue
+        path = m.group("path")
+        where = _pkg_part(path) or path.replace("\\", "/").rsplit("/", 1)[-1]
+        func = body.rsplit(", in ", 1)[1].strip() if ", in " in body else ""
+        line = f"{where} in {func}" if func else where
+        call = src.pop(key, None)
+        if call:
+            line += ": " + call
+        out.append(((6, 0, -pos), line[:MAX_OUT_LINE]))
+        if len(out) >= _CUT_FRAMES:
             break
     return out
 
