@@ -1514,3 +1514,15 @@ def test_a_paste_cut_off_inside_a_traceback_ranks_on_its_deepest_calls() -> None
     hang = extract("Traceback (most recent call last):\n  File \"/x/a.py\", line 3, in f\n    g()\n"
                    "ValueError: x\nLoading extension module cpu_adam...\nTime to load cpu_adam op: 2.4 seconds\n")
     assert hang.exception == "ValueError"
+
+
+def test_a_shell_command_is_not_an_error_line() -> None:
+    """`$ journalctl -k | grep -i oom` names an error word; it is what the user typed, not what failed."""
+    sig = extract("\n".join([
+        '$ journalctl -k --since "22:00" | grep -i oom',
+        "Dec 03 22:00:10 hpc-gpu-112 kernel: Out of memory: Killed process 203310 (python) total-vm:498211360kB",
+        "(train) mli@a100-box-3:~/work/rm$ dmesg | grep -i error",
+    ]))
+    assert len(sig.lines) == 1 and "Killed process" in sig.lines[0]
+    assert not is_error_line("root@pod-llm-5b7d9:/app# python check_oom.py --fail-fast")
+    assert is_error_line("RuntimeError: user@host:~$ is not a valid path")

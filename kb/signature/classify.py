@@ -151,6 +151,16 @@ def _is_noise(body: str) -> bool:
     return _PIPROW.match(body) is not None
 
 
+_PROMPT = re.compile(r"(?:\([\w.-]{1,60}\) )?[\w.-]{1,60}@[\w.-]{1,100}:[^\s$#]{0,300}[$#] ")
+
+
+def _is_command(body: str) -> bool:
+    """A shell command the user ran (`$ journalctl -k | grep -i oom`, `root@pod:/app# python x.py`): what they
+    typed, not what failed, even when it names an error word."""
+    return body.startswith("$ ") or (body[0].isalnum() or body[0] == "(") and "@" in body[:160] and (
+        _PROMPT.match(body) is not None)
+
+
 def _kw_hit(low: str) -> bool:
     """Cheap gate: could this lowercased line be a signal at all?"""
     if (
@@ -200,7 +210,7 @@ def _classify(body: str, level: str | None, kw: bool | None = None) -> tuple[int
         kw = _kw_hit(low)
     if not kw and level is None:
         return None
-    if _is_boilerplate(body) or _is_noise(body):
+    if _is_boilerplate(body) or _is_noise(body) or _is_command(body):
         return None
     if kw:
         cls = _signal_class(body, low)
