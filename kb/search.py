@@ -187,7 +187,7 @@ class Searcher:
                     if not aw:
                         continue
                     overlap = len(qw & aw)
-                    strength = overlap / max(len(qw), min(len(aw), 8))
+                    strength = overlap / max(min(len(qw), len(aw)), 8)
                     if strength >= 0.5 and strength * weight * self._line_weight(ai, li) > best[0]:
                         best = (strength * weight * self._line_weight(ai, li), li)
             if best[0] > 0:

@@ -128,3 +128,17 @@ def test_cli_without_index_says_what_to_do(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "kb_cli", "search", "x"], capture_output=True, text=True,
                           env=cli_env(tmp_path / "nothing"))
     assert proc.returncode == 1 and "kb ingest" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_an_article_quoting_the_head_of_a_long_error_line_matches_it(kb):
+    """Articles quote a long message cut short; the paste has all of it (newer PyTorch adds a sentence
+    about non-PyTorch memory): the article's line is contained in the paste's, so it is a template match."""
+    resp = kb.search(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 21.14 GiB. GPU 5 has a total capacity of "
+        "79.33 GiB of which 12.96 GiB is free. Including non-PyTorch memory, this process has 66.36 GiB memory in "
+        "use. Of the allocated memory 61.02 GiB is allocated by PyTorch, and 3.87 GiB is reserved by PyTorch but "
+        "unallocated. If reserved but unallocated memory is large try setting "
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.")
+    top = resp.results[0]
+    assert top.article_id == "cuda-oom-eval"
+    assert top.evidence.template >= 0.5 and "Tried to allocate" in (top.matched_error or "")
