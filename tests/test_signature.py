@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kb.signature.scan as sig_mod  # the driver of one pass: its shortcuts are switched off below
-from kb.signature import Signature, _extract, extract, focus, frame_calls, is_error_line, mask
+from kb.signature import Signature, _extract, extract, focus, is_error_line, mask
 
 # ---------------------------------------------------------------------------
 # Pastes
@@ -1436,20 +1436,6 @@ VLLM_ENGINE_CORE = """\
 (EngineCore_0 pid=6120) ERROR 08-27 19:02:47 [core.py:700] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 96.00 MiB.
 (APIServer pid=6001) RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}
 """
-
-
-def test_frame_calls_behind_any_log_prefix() -> None:
-    """vLLM's `(EngineCore_0 pid=N) ERROR ... [core.py:700]`, srun's `1: [rank13]:`: the frames are the same."""
-    assert frame_calls(VLLM_ENGINE_CORE)[:4] == (
-        "__exit__", "self.cuda_graph.capture_end()", "capture_model", "self._capture_cudagraphs(")
-    interleaved = "\n".join([
-        "1: [rank13]: Traceback (most recent call last):",
-        '1: [rank13]:   File "/lustre/megatron/initialize.py", line 94, in finish_mpu_init',
-        '0: [rank2]:   File "/lustre/megatron/initialize.py", line 94, in finish_mpu_init',
-        "1: [rank13]:     _initialize_distributed()",
-        "0: [rank2]:     _initialize_distributed()",
-    ])
-    assert frame_calls(interleaved) == ("finish_mpu_init", "_initialize_distributed()")
 
 
 def test_wrapper_and_epilogue_lines_give_way_to_the_real_error() -> None:

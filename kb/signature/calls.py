@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 
-from .model import MAX_LINE, MAX_TEXT, Signature
-from .prefixes import _PFX_FIRST, _strip_prefixes
+from .model import MAX_TEXT, Signature
 from .vocab import _POINTS_ELSEWHERE
 
 
-_FRAME_CALL = re.compile(r'File "(?P<path>[^"\n]{1,1000})", line \d{1,9}, in (?P<func>[\w<>.]{1,200})[ \t]*$')
+_FRAME_CALL = re.compile(
+    r'^(?:\[rank\d+\]:)?[ \t]*File "(?P<path>[^"\n]{1,1000})", line \d{1,9}, in (?P<func>[\w<>.]{1,200})[ \t]*\n'
+    r'(?:(?:\[rank\d+\]:)?[ \t]+(?P<src>[^\s\n][^\n]{0,300}))?', re.M)
 _GENERIC_CALLS = frozenset(
     """<module> <lambda> <listcomp> <dictcomp> <genexpr> main _main run __call__ _call_impl _wrapped_call_impl
     forward wrapper inner _fn fn decorate_context wrapped new_func launch _run_module_as_main _run_code
@@ -27,52 +28,18 @@ def frame_calls(text: str) -> tuple[str, ...]:
     nothing and are left out; each call is kept once, at its deepest place.
     """
     tail = text[-MAX_TEXT:]
-    if 'File "' not in tail:
-        return ()
-    lines = tail.split("\n")
     seen: dict[str, None] = {}
-    for i in range(len(lines) - 1, -1, -1):
-        raw = lines[i]
-        if 'File "' not in raw:
-            continue
-        key, body = _unprefixed(raw)
-        m = _FRAME_CALL.match(body.lstrip())
-        if m is None:
-            continue
+    for m in reversed(list(_FRAME_CALL.finditer(tail))):
         func = m.group("func")
         parts = [] if func in _GENERIC_CALLS else [func]
-        src = _source_line(lines, i, key, len(body) - len(body.lstrip()))
+        src = m.group("src")
         if src and not src.startswith(("File ", "^", "~")):
-            parts.append(src)
+            parts.append(src.strip())
         for part in parts:
             seen.setdefault(part, None)
         if len(seen) >= MAX_CALL_FRAMES:
             break
     return tuple(seen)
-
-
-def _unprefixed(raw: str) -> tuple[str, str]:
-    """(stream key, line without its log prefixes): a frame behind `[rank3]:`, `(EngineCore_0 pid=7)
-    ERROR 08-27 19:02:47 [core.py:700]`, `[node1] [rank4]:` or `1: ` is the same frame."""
-    raw = raw[:MAX_LINE]
-    if raw[:1] in _PFX_FIRST:
-        key, _, _, rest = _strip_prefixes(raw)
-        return key, rest
-    return "", raw
-
-
-def _source_line(lines: list[str], i: int, key: str, indent: int) -> str | None:
-    """The source line printed under the frame at `lines[i]`: the next line of the same stream
-    (other ranks' lines may come between), indented deeper than the frame."""
-    for j in range(i + 1, min(len(lines), i + 8)):
-        k, body = _unprefixed(lines[j])
-        if k != key:
-            continue
-        stripped = body.lstrip()
-        if not stripped or len(body) - len(stripped) <= indent:
-            return None
-        return stripped.strip()[:300]
-    return None
 
 
 # ---------------------------------------------------------------------------
