@@ -211,13 +211,17 @@ class Searcher:
         if not sig.components:
             return 0.0
         a = self.articles[ai]
-        mine = {c.split(".")[0] for c in a.components} | {t.lower() for t in a.tags}
+        tags = {t.lower() for t in a.tags}
+        mine = {c.split(".")[0] for c in a.components} | tags
         deep = {".".join(c.split(".")[:2]) for c in a.components}
         score = 0.0
         for c in sig.components[:3]:
-            if ".".join(c.split(".")[:2]) in deep:
+            parts = c.split(".")
+            # a subsystem the article is tagged with (`torch.distributed.fsdp` and the tag `fsdp`)
+            # names it as surely as its own frames do
+            if ".".join(parts[:2]) in deep or any(p.strip("_").lower() in tags for p in parts[2:]):
                 score = max(score, 1.0)
-            elif c.split(".")[0] in mine:
+            elif parts[0] in mine:
                 score = max(score, 0.5)
         return score
 

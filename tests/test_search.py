@@ -142,3 +142,20 @@ def test_an_article_quoting_the_head_of_a_long_error_line_matches_it(kb):
     top = resp.results[0]
     assert top.article_id == "cuda-oom-eval"
     assert top.evidence.template >= 0.5 and "Tried to allocate" in (top.matched_error or "")
+
+
+def test_a_traceback_library_matches_an_article_tagged_with_that_subsystem(kb):
+    """`torch.distributed.fsdp` in the frames names the subsystem an article tagged `fsdp` is
+    about, as surely as the article's own frames would; a bare top-level package (`torch`) is
+    half a match, and a second-level namespace (`torch.cuda` vs the tag `cuda`) is not a subsystem."""
+    from kb.signature import Signature
+
+    def frames(*components):
+        return Signature(None, None, (), (), components, "")
+
+    s = kb.searcher()
+    nccl = s.index_of["nccl-p2p-hang"]  # tags: nccl, distributed, hang
+    oom = s.index_of["cuda-oom-eval"]  # tags: oom, cuda, evaluation
+    assert s._component_match(frames("torch.distributed.nccl"), nccl) == 1.0
+    assert s._component_match(frames("torch.cuda.memory"), oom) < 1.0
+    assert s._component_match(frames("jax.numpy"), oom) == 0.0
