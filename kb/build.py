@@ -10,6 +10,7 @@ every live article. Unchanged files cost nothing; unchanged chunk text is never 
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 import sqlite3
 import time
@@ -40,6 +41,8 @@ from .store import (
 )
 from .tokenize import Tokenizer
 from .vectors import open_backend
+
+logger = logging.getLogger("kb")
 
 Progress = Callable[[str, int, int], None]
 """progress(stage, done, total): stages are 'read', 'parse', 'encode', 'index'."""
@@ -198,11 +201,13 @@ class Writer:
         if prune:
             removed += [a for a, (path, *_) in old.items() if a not in upserts and not Path(path).exists() and a not in removed]
         report.removed = removed
-        # Vectors go where the settings say; an index kept elsewhere moves there whole.
-        moving = manifest is not None and manifest.backend != self.settings.index_backend
+        # Vectors stay where the index keeps them, unless the settings name another backend:
+        # then the index moves there whole.
+        wanted = self.settings.index_backend or (manifest.backend if manifest else "local")
+        moving = manifest is not None and manifest.backend != wanted
         if live and not report.changed and not rebuild and not moving and not (compact and len(chain) > 1):
             return
-        backend = open_backend(self.settings)
+        backend = open_backend(self.settings, wanted)
         changes = len(upserts) + len(removed)
         whole = (rebuild or compact or moving or live is None or len(chain) >= MAX_SEGMENTS
                  or changes > max(DELTA_MAX_ARTICLES, manifest.articles // 10))
@@ -234,10 +239,13 @@ class Writer:
             report.encoded_chunks = self._build_indexes(conn, building, encoder, backend, (*segments, own), deleted, before)
             conn.close()
             report.snapshot = self.data.publish(building).name
-            backend.prune(keep=self.data.segment_names())
         except BaseException:
             shutil.rmtree(building, ignore_errors=True)  # never leave a half-built snapshot behind
             raise
+        try:  # published: what is left is clean-up, which the next write retries
+            backend.prune(keep=self.data.segment_names())
+        except Exception as exc:
+            logger.warning("kb: old %s collections were not dropped (the next write retries): %s", backend.name, exc)
 
     def _prepare_into(self, conn: sqlite3.Connection, upserts: dict[str, Document], report: IngestReport) -> set[str]:
         """Parse, tokenize and insert each upsert, one at a time (a big batch is never all in

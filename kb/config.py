@@ -66,9 +66,10 @@ class Settings(BaseSettings):
     record_searches: bool = True
     """Keep each front-door search's masked signature, verdict and top articles for `kb gaps`
     (kb/loop.py); never the paste itself. KB_RECORD_SEARCHES=0 turns it off."""
-    index_backend: Literal["local", "qdrant"] = "local"
-    """Where new segments' vectors go (kb/vectors.py): `local` files, or Qdrant. An index is read
-    with the backend its manifest names; writing with another one rebuilds it there."""
+    index_backend: Literal["local", "qdrant"] | None = None
+    """Where the vectors go (kb/vectors.py): `local` files or Qdrant. None: where the index keeps
+    them (`local` for a new one). An index is read with the backend its manifest names; a write
+    naming another one moves the index there whole (its vectors come from the cache)."""
     qdrant_url: str | None = None
     """A Qdrant server or cluster, e.g. http://qdrant:6333 (shared by API replicas)."""
     qdrant_path: Path | None = None

@@ -294,9 +294,8 @@ def _excluding(article_ids: frozenset[str]):
     return models.Filter(must_not=[models.FieldCondition(key="article_id", match=models.MatchAny(any=sorted(article_ids)))])
 
 
-def open_backend(settings: "Settings", name: str | None = None):
-    """The backend called `name` (default: the settings'), configured from the settings."""
-    name = name or settings.index_backend
+def open_backend(settings: "Settings", name: str):
+    """The backend called `name`, configured from the settings."""
     if name == "local":
         return LocalBackend()
     if name == "qdrant":

@@ -149,3 +149,15 @@ def test_qdrant_without_a_location_says_what_to_set(tmp_path):
     out = subprocess.run([sys.executable, "-m", "kb_cli", "serve", "--workers", "2"], cwd=REPO,
                          env=cli_env(tmp_path, KB_QDRANT_PATH=str(tmp_path / "store")), capture_output=True, text=True)
     assert out.returncode != 0 and "--workers 1" in out.stderr and "KB_QDRANT_URL" in out.stderr
+
+
+def test_a_write_without_the_backend_setting_keeps_the_index_where_it_is(tmp_path):
+    """A replica or an admin who forgot KB_INDEX_BACKEND must not move a Qdrant index back to files."""
+    store = tmp_path / "store"
+    data = tmp_path / "data"
+    KnowledgeBase(Settings(data_dir=data, embed_model="hash", index_backend="qdrant", qdrant_path=store)).ingest([BUNDLED])
+    kb = KnowledgeBase(Settings(data_dir=data, embed_model="hash", qdrant_path=store, record_searches=False))
+    kb.add_article(ARTICLE)
+    m = Manifest.read(SnapshotFiles(kb.data.current()).manifest)
+    assert m.backend == "qdrant" and len(m.segments) == 2
+    assert kb.search("RuntimeError: ZZ_QDRANT_PROBE kernel failed with status 1").results[0].article_id == "qdrant-probe"
