@@ -168,6 +168,7 @@ class Writer:
 
     def _apply(self, docs: list[Document], deletes: list[str], prune: bool, rebuild: bool,
                report: IngestReport, replace_any_path: bool = False, compact: bool = False) -> None:
+        """`docs` is consumed: emptied once its documents are in the new segment's database."""
         try:
             live: Path | None = self.data.current()
         except IndexMissingError:
@@ -221,6 +222,10 @@ class Writer:
             conn = connect(SnapshotFiles(building).db)
             conn.executescript(SCHEMA)
             kept = self._prepare_into(conn, upserts, report)  # an upsert that failed leaves its old version live
+            # They are in the database now: let the documents go before the indexes are built (at
+            # 100k articles their text is ~1.4 GB, which would sit beside the vectors being indexed).
+            upserts.clear()
+            docs.clear()
             if whole:  # one segment over every live article: the chain's rows copied, the upserts added
                 segments, deleted, before = (), {}, (0, 0, {})
                 if chain and not rebuild:
