@@ -228,10 +228,25 @@ def serve(data_dir, host, port, workers):
         raise click.ClickException(str(exc)) from None
     port_is_free(host, port)
     limit_malloc_arenas()
-    click.echo(f"kb: serving {settings.data_dir} on http://{host}:{port} with {settings.search_processes} worker(s) "
-               "(docs at /docs)", err=True)
+    click.echo(f"kb: serving {settings.data_dir}{_shared_parts(settings)} on http://{host}:{port} with "
+               f"{settings.search_processes} worker(s) (docs at /docs)", err=True)
     # One HTTP process: the searches are spread over the workers by the app itself (kb.pool).
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info", timeout_keep_alive=5)
+
+
+def _shared_parts(settings) -> str:
+    """Where the index's shared parts live, for the start-up line (never a password)."""
+    from urllib.parse import urlsplit
+
+    parts = []
+    if settings.qdrant_url:
+        parts.append(f"Qdrant {urlsplit(settings.qdrant_url).hostname}")
+    elif settings.qdrant_path:
+        parts.append(f"Qdrant store {settings.qdrant_path}")
+    if settings.metadata_url:
+        url = urlsplit(settings.metadata_url)
+        parts.append(f"PostgreSQL {url.hostname}{url.path}")
+    return f" (shared: {', '.join(parts)})" if parts else ""
 
 
 def port_is_free(host: str, port: int) -> None:

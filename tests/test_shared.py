@@ -179,3 +179,11 @@ def test_a_metadata_url_that_is_not_postgresql_says_so(tmp_path):
         replica(tmp_path, "a", "mysql://kb@localhost/kb").search("x")
     with pytest.raises(KbError, match="cannot reach the metadata database"):
         replica(tmp_path, "a", "postgresql://kb@127.0.0.1:1/kb").search("x")
+
+
+def test_kb_serve_names_the_shared_parts_but_never_a_password(tmp_path):
+    from kb_cli.main import _shared_parts
+
+    line = _shared_parts(Settings(data_dir=tmp_path, metadata_url="postgresql://kb:s3cret-pw@db.internal:5432/kb",
+                                  qdrant_url="http://qdrant-0:6333"))
+    assert "db.internal/kb" in line and "qdrant-0" in line and "s3cret" not in line
