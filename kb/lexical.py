@@ -26,6 +26,12 @@ K1 = 1.5
 B = 0.75
 
 
+def length_norm(doc_len, avgdl: float):
+    """BM25's length part of a row's denominator, k1 (1 - b + b dl / avgdl): a row's score for a token
+    is idf * tf / (tf + length_norm). Here and in the qdrant backend's document weights."""
+    return K1 * ((1 - B) + B * doc_len / avgdl)
+
+
 @dataclass(frozen=True)
 class Postings:
     """One segment's inverted index: for each token, the rows (chunks) holding it and how often."""
@@ -135,11 +141,11 @@ class LexicalIndex:
         self._offset = [int(p[0]) if len(p) and (p >= 0).all() else None for p in positions]
         avgdl = total_len / self.n_rows if self.n_rows else 1.0
         # The length part of each row's denominator, fixed for this set of live rows.
-        self._norm = [(K1 * ((1 - B) + B * seg.doc_len / avgdl)) for seg in segments]
+        self._norm = [length_norm(seg.doc_len, avgdl) for seg in segments]
 
     def idf(self, token: str) -> float:
         df = self.df.get(token, 0)
-        return math.log(1 + (self.n_rows - df + 0.5) / (df + 0.5))
+        return math.log(1 + (max(1, self.n_rows) - df + 0.5) / (df + 0.5))
 
     def scores(self, tokens: list[str]) -> np.ndarray:
         """BM25 of each live row for these query tokens (each counted once, unknown ones ignored)."""

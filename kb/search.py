@@ -134,7 +134,7 @@ class Searcher:
         self.n_rows = n_rows
         self.index = (backend or LocalBackend()).open(self.segments, positions, dead)
         """BM25 and dense scores of the chain's live rows (kb/vectors.py: local files or Qdrant)."""
-        self.n_chunks, self.df = max(1, self.index.n_rows), self.index.df
+        self.df = self.index.df
 
         self._global_of = global_of
         self._tokens_cache: dict[int, frozenset[str]] = {}
@@ -158,8 +158,7 @@ class Searcher:
         return out
 
     def _idf(self, token: str) -> float:
-        df = self.df.get(token, 0)
-        return math.log(1 + (self.n_chunks - df + 0.5) / (df + 0.5))
+        return self.index.lexical_index.idf(token)
 
     def _templates(self, sig: Signature, candidates: set[int], excluded: frozenset[int] = frozenset()
                    ) -> dict[int, tuple[float, int]]:

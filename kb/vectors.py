@@ -21,6 +21,7 @@ from __future__ import annotations
 import atexit
 import hashlib
 import threading
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
@@ -28,7 +29,7 @@ import faiss
 import numpy as np
 
 from .errors import KbError
-from .lexical import B, K1, LexicalIndex
+from .lexical import LexicalIndex, length_norm
 
 if TYPE_CHECKING:  # only for annotations: kb/segment.py imports nothing from here
     from .config import Settings
@@ -51,19 +52,15 @@ class ChainIndex:
         self.segments = segments
         self.positions = positions
         self.lexical_index = LexicalIndex([seg.lexical for seg in segments], positions)
+        self.bridge_index = LexicalIndex([seg.bridge for seg in segments], positions)
         self.n_rows = self.lexical_index.n_rows
         self.df = self.lexical_index.df
         """token -> live chunks holding it: IDF, and what the corpus knows, for every backend."""
-        self._bridge_index: LexicalIndex | None = None
         self._dead_rows = [int((pos < 0).sum()) for pos in positions]  # asked for on every dense search
 
     def field(self, name: str) -> LexicalIndex:
         """BM25 over one token field ("lexical" or "bridge") of the live rows."""
-        if name == "lexical":
-            return self.lexical_index
-        if self._bridge_index is None:
-            self._bridge_index = LexicalIndex([seg.bridge for seg in self.segments], self.positions)
-        return self._bridge_index
+        return self.lexical_index if name == "lexical" else self.bridge_index
 
     def scores(self, field: str, tokens: list[str]) -> np.ndarray:
         """BM25 of every live row for these tokens, in `field` ("lexical" or "bridge")."""
@@ -129,12 +126,9 @@ def sparse(weights: dict[str, float]):
 
 
 def bm25_document(tokens: list[str], avgdl: float) -> dict[str, float]:
-    """A chunk's document side of BM25 (kb/lexical.py): tf / (tf + k1 (1 - b + b dl / avgdl))."""
-    counts: dict[str, int] = {}
-    for t in tokens:
-        counts[t] = counts.get(t, 0) + 1
-    norm = K1 * ((1 - B) + B * len(tokens) / avgdl)
-    return {t: tf / (norm + tf) for t, tf in counts.items()}
+    """A chunk's document side of BM25 (kb/lexical.py): tf / (tf + length_norm)."""
+    norm = length_norm(len(tokens), avgdl)
+    return {t: tf / (norm + tf) for t, tf in Counter(tokens).items()}
 
 
 _clients: dict[tuple[str, str], tuple[object, threading.Lock | None]] = {}
@@ -158,12 +152,12 @@ class QdrantBackend:
     name = "qdrant"
 
     def __init__(self, url: str | None = None, path: Path | None = None, prefix: str = "kb",
-                 replication_factor: int = 1, shard_number: int | None = None):
+                 replication_factor: int = 1):
         if not url and not path:
             raise KbError("the qdrant index backend needs KB_QDRANT_URL (a server) or KB_QDRANT_PATH "
                           "(an embedded local store): set one, or KB_INDEX_BACKEND=local")
         self.url, self.path, self.prefix = url, Path(path) if path and not url else None, prefix
-        self.replication_factor, self.shard_number = replication_factor, shard_number
+        self.replication_factor = replication_factor  # shards: Qdrant's default, one per node
         key = ("url", url) if url else ("path", str(self.path.resolve()))
         with _clients_lock:  # the embedded store allows one client per process: share it
             if key not in _clients:
@@ -209,7 +203,7 @@ class QdrantBackend:
             "create_collection", name,
             vectors_config={"dense": models.VectorParams(size=dim, distance=models.Distance.DOT)},
             sparse_vectors_config={v: models.SparseVectorParams() for v in QDRANT_VECTOR.values()},
-            replication_factor=self.replication_factor, shard_number=self.shard_number,
+            replication_factor=self.replication_factor,
         )
         if self.url:  # a server filters and groups by it; the embedded store ignores payload indexes
             self._call("create_payload_index", name, "article_id", models.PayloadSchemaType.KEYWORD)
