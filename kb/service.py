@@ -25,6 +25,7 @@ from .segment import SegmentCache
 from .store import DataDir, Manifest, SnapshotFiles, check_manifest
 from .text import clean
 from .tokenize import Tokenizer
+from .verdict import ConfidenceModel
 from .vectors import open_backend
 
 
@@ -32,8 +33,11 @@ logger = logging.getLogger("kb")
 
 class KnowledgeBase:
     def __init__(self, settings: Settings | None = None, tokenizer: Tokenizer | None = None,
-                 glossary: Glossary | None = None):
+                 glossary: Glossary | None = None, confidence: ConfidenceModel | None = None):
+        """`confidence`: the model behind the verdict, if not the shipped one (fitting a new one
+        needs searches before any model fits the code's evidence)."""
         self.settings = settings or Settings.from_env()
+        self._confidence = confidence
         use_threads(self.settings.threads)
         self.data = DataDir.of(self.settings)
         self.tokenizer = tokenizer or Tokenizer()
@@ -86,7 +90,7 @@ class KnowledgeBase:
             check_manifest(manifest, None, snapshot)
         encoder = load_encoder(asked or manifest.model_id)
         return Searcher(snapshot, encoder, self.tokenizer, self.glossary, self.settings.ranking,
-                        segments=self._segments, backend=open_backend(self.settings, manifest.backend))
+                        model=self._confidence, segments=self._segments, backend=open_backend(self.settings, manifest.backend))
 
     def warm(self) -> None:
         """Load the index, the model and the segmenter now rather than on the first query."""
