@@ -1512,3 +1512,35 @@ def test_a_shell_command_is_not_an_error_line() -> None:
     assert len(sig.lines) == 1 and "Killed process" in sig.lines[0]
     assert not is_error_line("root@pod-llm-5b7d9:/app# python check_oom.py --fail-fast")
     assert is_error_line("RuntimeError: user@host:~$ is not a valid path")
+
+
+def test_frames_a_logger_printed_are_the_deepest_calls() -> None:
+    """vLLM's engine logs its traceback through a logger: every frame carries `(EngineCore_0 pid=…) ERROR … [core.py:…]`.
+    Those frames tell a CUDA-graph capture OOM from every other OOM, so they must count as calls."""
+    from kb.signature import frame_calls
+
+    pfx = "(EngineCore_0 pid=6120) ERROR 08-27 19:02:47 [core.py:700] "
+    calls = frame_calls("\n".join([
+        pfx + "Traceback (most recent call last):",
+        pfx + '  File "/venv/lib/python3.11/site-packages/vllm/v1/worker/gpu_model_runner.py", line 2708, in capture_model',
+        pfx + "    self._capture_cudagraphs(",
+        pfx + '  File "/venv/lib/python3.11/site-packages/torch/cuda/graphs.py", line 186, in __exit__',
+        pfx + "    self.cuda_graph.capture_end()",
+        pfx + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 96.00 MiB.",
+    ]))
+    assert "capture_model" in calls and "self.cuda_graph.capture_end()" in calls
+
+
+def test_the_users_words_with_percent_and_tilde_are_prose_and_the_hostfile_notice_is_not_signal() -> None:
+    """DeepSpeed says `Unable to find hostfile` on every single-node run: a hang's signal is the line it hung after.
+    What the user wrote under the log ("0% util and ~600MB per GPU") is their account of it."""
+    s = extract("\n".join([
+        "[2024-06-02 19:44:05,226] [WARNING] [runner.py:202:fetch_hostfile] Unable to find hostfile, will proceed "
+        "with training with local resources only.",
+        "Using /home/mli/.cache/torch_extensions/py311_cu121 as PyTorch extensions root...",
+        "Using /home/mli/.cache/torch_extensions/py311_cu121 as PyTorch extensions root...",
+        "",
+        "waited almost 1 hour, nvidia-smi shows 0% util and ~600MB per GPU, no nvcc in ps",
+    ]))
+    assert s.lines == ("Using /home/mli/.cache/torch_extensions/py311_cu121 as PyTorch extensions root...",)
+    assert "0% util" in s.prose

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from .model import MAX_TEXT, Signature
+from .prefixes import _strip_prefixes
 from .vocab import _POINTS_ELSEWHERE
 
 
@@ -27,7 +28,9 @@ def frame_calls(text: str) -> tuple[str, ...]:
     line has only these frames to go on. Generic wrappers (`forward`, `_call_impl`) say
     nothing and are left out; each call is kept once, at its deepest place.
     """
-    tail = text[-MAX_TEXT:]
+    # Frames a logger printed (`(EngineCore_0 pid=61) ERROR 08-27 … [core.py:700]   File "…"`) are frames too.
+    tail = "\n".join(_strip_prefixes(line)[3] if "File \"" in line or not line[:1].isspace() else line
+                     for line in text[-MAX_TEXT:].split("\n"))
     seen: dict[str, None] = {}
     for m in reversed(list(_FRAME_CALL.finditer(tail))):
         func = m.group("func")

@@ -69,7 +69,7 @@ _BP_SUBSTR = (
     "TORCH_USE_CUDA_DSA` to enable", "To enable traceback see", "Setting OMP_NUM_THREADS environment variable",
     "This error originates from a subprocess", "This is an issue with the package mentioned above",
     "See above for output", "See above for details", "Please run the following command to get more information",
-    "Welcome to bitsandbytes", "not a git repository", "submit this information together with your error trace",
+    "Welcome to bitsandbytes", "not a git repository", "Unable to find hostfile, will proceed with training with local", "submit this information together with your error trace",
     # NCCL_DEBUG=INFO probes every start prints (an optional plugin or InfiniBand library not found, then a fallback)
     "NCCL INFO NET/Plugin", "NCCL INFO Failed to open libibverbs",
 )
@@ -112,7 +112,7 @@ _LOG_VERBS = re.compile(
     r"|Allowing ninja|Preparing|Uninstalling|Starting|Started|Waiting|Applying|Launching|Map|Tokeniz"
     r"|Generating|Converting|Resolving|Stored in|Obtaining|Looking in|Checking)\b"
 )
-_PROSE_EN = re.compile(r"[A-Za-z][\w ,'\u2019?!.:;()/\"`-]*$")
+_PROSE_EN = re.compile(r"[A-Za-z][\w ,'\u2019?!.:;()/\"`%~+-]*$")
 _CJK = re.compile(f"[{EAST_ASIAN}]")
 _ASCII_SEG = re.compile(r"[\x20-\x7e]{12,}")
 _WORD = re.compile(r"[A-Za-z]{2,}")
