@@ -126,9 +126,9 @@ def test_a_generic_error_shape_is_less_convincing_than_a_specific_one(bundled):
 
 # Floors for the bundled corpus and dev eval with the hash encoder; confidence figures out of fold.
 # Raise them when the system gets better; a change that falls below one is a regression.
-R_AT_1_FLOOR = {"cross": 0.78, "short_en": 0.94, "traceback": 0.87, "zh": 0.92}
-TRUST_FLOOR = {"none_not_confident": 0.97, "lao_not_confident": 0.88, "precision_confident": 0.96,
-               "right_top1_confident": 0.58}
+R_AT_1_FLOOR = {"cross": 0.78, "short_en": 0.94, "traceback": 0.89, "zh": 0.92}
+TRUST_FLOOR = {"none_not_confident": 0.98, "lao_not_confident": 0.88, "precision_confident": 0.96,
+               "right_top1_confident": 0.62}
 
 
 def test_eval_floors_per_kind(bundled):
