@@ -114,11 +114,10 @@ def run(queries: Iterable[EvalQuery], search: SearchFn, k: int = 5, confidence: 
                 rows.append(calibrate.row(q, "lao", search(q.query, 1, exclude=frozenset(q.relevant))))
     trust: dict = {}
     if confidence and rows:
-        verdicts = calibrate.out_of_fold(rows)
+        verdicts, trust = calibrate.measure(rows)
         judged = iter(v for r, v in zip(rows, verdicts) if r.kind != "lao")
         for o in outcomes:
             o.oof_confident = next(judged) == "answer"
-        trust = calibrate.figures(rows, verdicts)
     by_kind: dict[str, list[QueryOutcome]] = defaultdict(list)
     for o in outcomes:
         by_kind[o.query.kind].append(o)

@@ -8,7 +8,7 @@ Evidence per article, combined with weights chosen on the eval set:
   a query's cost, and exact error evidence usually decides on its own;
 - template: the query's masked error lines against the article's masked error lines;
 - component: the libraries named by the traceback's frames against the article's.
-`confident` comes from small boosted trees over the top result's evidence.
+`confident` comes from a small logistic model over the top result's evidence.
 """
 
 from __future__ import annotations

@@ -6,10 +6,10 @@ no thresholds of its own:
 - `maybe`: the top article is related and worth a look, but may not be the cause;
 - `none`: no article covers this error; the results are the closest, not a match.
 
-The probability comes from boosted trees over named evidence about the top result
+The probability comes from a logistic model over named evidence about the top result
 (`Evidence`), fitted by `scripts/fit_confidence.py` with cross-validation grouped by
-article (kb/calibrate.py); the trees and thresholds are data, in `kb/data/confidence.json`,
-beside the out-of-fold figures that justify them. Reading them needs nothing but Python.
+article (kb/calibrate.py); its coefficients and thresholds are data, in
+`kb/data/confidence.json`, beside the out-of-fold figures that justify them.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ MODEL_FEATURES = (
     "rare_share", "platform_conflict", "facts_contradicted", "facts_supported", "template_words", "calls",
     "prose", "cross", "component", "expansion", "agreement", "lexical_abs", "expansion_cover", "rare_lead", "coverage_lead", "template_lead",
 )
-"""The evidence the confidence model reads, in the order of its model rows."""
+"""The evidence the confidence model reads, in the order of its coefficients."""
 
 SIGNS = {
     "template": 1, "template_share": -1, "coverage": 1, "unknown": -1, "margin": 1, "exc_match": 1,
@@ -36,7 +36,7 @@ SIGNS = {
 }
 """The direction each piece of evidence may push, known before any fitting: more of the query's rare
 words in the article can only help, a line many articles quote can only hurt. The fit keeps these
-signs (every tree may only rise with a + feature and fall with a - one), so the model cannot learn a quirk
+signs (a feature whose best weight has the wrong sign gets none), so the model cannot learn a quirk
 of the eval set that would not hold on pastes it never saw. Unlisted features may go either way."""
 
 
@@ -105,71 +105,33 @@ class Evidence:
         return {k: None if v is None else round(v, 4) for k, v in self.__dict__.items()}
 
 
-Tree = tuple[tuple[int, float, int, int, float], ...]
-"""One regression tree as nodes `(feature, threshold, left, right, value)`; a leaf has feature -1
-and carries its value. A row goes left when `row[feature] <= threshold`."""
-
-
-def _tree_value(tree: Tree, row: list[float]) -> float:
-    node = tree[0]
-    while node[0] >= 0:
-        node = tree[node[2] if row[node[0]] <= node[1] else node[3]]
-    return node[4]
-
-
 @dataclass(frozen=True)
 class ConfidenceModel:
-    """Boosted trees over the evidence, each split bound to the direction SIGNS allows: trees
-    catch what a straight line cannot (a shared error line is damning only when the rare words
-    do not tip it), and the signs keep them from learning the eval set's quirks."""
-
-    baseline: float
-    trees: tuple[Tree, ...]
+    bias: float
+    coef: tuple[float, ...]
     answer_at: float
     """Probability at or above which the verdict is `answer`."""
     maybe_at: float
     """Probability at or above which a non-answer is `maybe` rather than `none`."""
     reference: tuple[float, ...]
-    """Mean feature row of right answers: a reason names the feature whose typical value would lift
-    the probability most."""
+    """Mean feature row of right answers: a reason names the feature furthest below it."""
 
     @classmethod
     def load(cls, path: Path = CONFIDENCE_FILE) -> "ConfidenceModel":
         d = json.loads(path.read_text(encoding="utf-8"))
-        if tuple(d["features"]) != MODEL_FEATURES or "trees" not in d:
-            raise ValueError(f"{path} was fitted on other evidence than the code reads: run scripts/fit_confidence.py")
-        return cls.from_plain(d["baseline"], d["trees"], d["answer_at"], d["maybe_at"], d["reference"])
-
-    @classmethod
-    def from_plain(cls, baseline: float, trees: list, answer_at: float, maybe_at: float,
-                   reference: list[float]) -> "ConfidenceModel":
-        return cls(float(baseline),
-                   tuple(tuple((int(n[0]), float(n[1]), int(n[2]), int(n[3]), float(n[4])) for n in t) for t in trees),
-                   answer_at, maybe_at, tuple(reference))
+        if tuple(d["features"]) != MODEL_FEATURES:
+            raise ValueError(f"{path}: fitted on features {d['features']}, the code has {list(MODEL_FEATURES)}: "
+                             "run scripts/fit_confidence.py")
+        return cls(d["bias"], tuple(d["coef"]), d["answer_at"], d["maybe_at"], tuple(d["reference"]))
 
     @classmethod
     def undecided(cls) -> "ConfidenceModel":
         """p = 0.5 for everything and never an answer: what searches run on while a new model is fitted."""
-        return cls(0.0, (), 1.01, 0.0, (0.0,) * len(MODEL_FEATURES))
-
-    def probability_of_row(self, row: list[float]) -> float:
-        z = self.baseline + sum(_tree_value(t, row) for t in self.trees)
-        return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
+        return cls(0.0, (0.0,) * len(MODEL_FEATURES), 1.01, 0.0, (0.0,) * len(MODEL_FEATURES))
 
     def probability(self, ev: Evidence) -> float:
-        return self.probability_of_row(ev.model_row())
-
-    def pulls(self, ev: Evidence) -> list[tuple[float, str]]:
-        """(how much lower the probability is than with this feature at a right answer's typical
-        value, feature), most damaging first; only the features that pull it down."""
-        row = ev.model_row()
-        p = self.probability_of_row(row)
-        out = []
-        for j, name in enumerate(MODEL_FEATURES):
-            lifted = self.probability_of_row(row[:j] + [self.reference[j]] + row[j + 1:])
-            if lifted > p:
-                out.append((p - lifted, name))
-        return sorted(out)
+        z = self.bias + sum(c * x for c, x in zip(self.coef, ev.model_row()))
+        return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
 
 
 @dataclass(frozen=True)
@@ -261,8 +223,12 @@ def _support(ev: Evidence, ctx: Context) -> str:
 
 
 def _doubt(model: ConfidenceModel, ev: Evidence, ctx: Context) -> str:
-    """The reason is the evidence that keeps the probability furthest below a typical right answer's."""
-    for _, name in model.pulls(ev):
+    """The reason is the feature that pulls the probability furthest below a typical right answer's."""
+    row = ev.model_row()
+    pulls = sorted((c * (x - r), name) for c, x, r, name in zip(model.coef, row, model.reference, MODEL_FEATURES))
+    for pull, name in pulls:
+        if pull >= 0:
+            break
         sentence = _DOUBTS.get(name, lambda e, c: None)(ev, ctx)
         if sentence:
             return sentence

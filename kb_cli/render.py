@@ -157,11 +157,14 @@ def eval_table(report) -> None:
                    f"{k.confident_accuracy:>8.3f} {k.p50_ms:>7.1f} {k.p95_ms:>7.1f}")
     c = report.confidence
     if c:
-        click.echo("\nconfidence, out of fold (cross-validation grouped by article; conf-acc above is too):")
-        click.echo(f"  uncovered (`none`) queries not confident      {f(c['none_not_confident'])}")
-        click.echo(f"  leave-article-out searches not confident      {f(c['lao_not_confident'])}")
-        click.echo(f"  right top-1 answers that stay confident       {f(c['right_top1_confident'])}")
-        click.echo(f"  precision of confident answers (dev set)      {f(c['precision_confident'])}")
+        click.echo(f"\nconfidence, out of fold (cross-validation grouped by article; conf-acc above is too), "
+                   f"mean of {c['deals']} deals of articles into folds (range):")
+        for name, label in (("none_not_confident", "uncovered (`none`) queries not confident"),
+                            ("lao_not_confident", "leave-article-out searches not confident"),
+                            ("right_top1_confident", "right top-1 answers that stay confident"),
+                            ("precision_confident", "precision of confident answers (dev set)")):
+            low, high = c["range"][name]
+            click.echo(f"  {label:<45}{f(c[name])}  ({low:.3f}-{high:.3f})")
 
 
 def eval_misses(report) -> None:
