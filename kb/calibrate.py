@@ -155,10 +155,10 @@ def out_of_fold(rows: list[Row], drop: frozenset[str] = frozenset(), seed: int =
     return verdicts
 
 
-def measure(rows: list[Row], deals: int = DEALS) -> tuple[list[str], dict]:
+def measure(rows: list[Row], drop: frozenset[str] = frozenset(), deals: int = DEALS) -> tuple[list[str], dict]:
     """The first deal's verdicts, and the figures averaged over `deals` deals into folds, with the
     range of each headline figure across them (conf-acc per kind is the first deal's)."""
-    verdicts = [out_of_fold(rows, seed=s) for s in range(deals)]
+    verdicts = [out_of_fold(rows, drop, seed=s) for s in range(deals)]
     each = [figures(rows, v) for v in verdicts]
     out = dict(each[0])
     for name in (*HEADLINE, "none_verdict_none", "confident_accuracy"):

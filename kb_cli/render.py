@@ -164,7 +164,7 @@ def eval_table(report) -> None:
                             ("right_top1_confident", "right top-1 answers that stay confident"),
                             ("precision_confident", "precision of confident answers (dev set)")):
             low, high = c["range"][name]
-            click.echo(f"  {label:<45}{f(c[name])}  ({low:.3f}-{high:.3f})")
+            click.echo(f"  {label:<46}{f(c[name])}  ({low:.3f}-{high:.3f})")
 
 
 def eval_misses(report) -> None:

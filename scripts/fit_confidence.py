@@ -6,8 +6,7 @@ Rows: every eval query's top result, and every covered query searched again with
 article left out (kb/calibrate.py). Prints the out-of-fold figures (5 folds grouped by
 article, thresholds chosen inside each training fold; the mean over calibrate.DEALS deals of
 articles into folds), then fits on all rows and writes the coefficients, thresholds and those
-figures. `--ablation`: the figures with each feature switched off in turn, on one deal, so
-differences under ~0.03 there are within what the deal alone moves.
+figures. `--ablation`: the same figures with each feature switched off in turn.
 """
 
 from __future__ import annotations
@@ -34,7 +33,7 @@ def main() -> None:
     if ablation:
         print(f"\n{'without':<18} {'none':>6} {'lao':>6} {'right':>6} {'prec':>6} {'acc':>6}")
         for name in ("(nothing)", *MODEL_FEATURES):
-            f = calibrate.figures(rows, calibrate.out_of_fold(rows, frozenset({name})))
+            f = calibrate.measure(rows, frozenset({name}))[1]
             print(f"{name:<18} {f['none_not_confident']:>6.3f} {f['lao_not_confident']:>6.3f} "
                   f"{f['right_top1_confident']:>6.3f} {f['precision_confident']:>6.3f} {f['confident_accuracy']:>6.3f}")
     fitted = calibrate.fit(rows)
