@@ -1544,3 +1544,22 @@ def test_the_users_words_with_percent_and_tilde_are_prose_and_the_hostfile_notic
     ]))
     assert s.lines == ("Using /home/mli/.cache/torch_extensions/py311_cu121 as PyTorch extensions root...",)
     assert "0% util" in s.prose
+
+
+def test_a_numbered_tag_and_an_unpadded_glog_date_are_prefixes() -> None:
+    """Seen in a real LLaMA-Factory log: `[80746] [rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607]`,
+    a process number in brackets and a glog date without its leading zero: the line under them is the error."""
+    s = extract("[80746] [rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught "
+                "collective operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=466119168, "
+                "NumelOut=466119168, Timeout(ms)=600000) ran for 600060 milliseconds before timing out.")
+    assert s.lines[0].startswith("[Rank 0] Watchdog caught collective operation timeout")
+    assert s.templates[0].startswith("[Rank <RANK>] Watchdog caught")
+
+
+def test_a_hang_after_a_relative_hidden_path_keeps_its_last_line_masked() -> None:
+    """`Using  .cache/torch_extensions/... as PyTorch extensions root...` (two spaces, a path relative to the home
+    directory), then nothing: the line it hung after is the signal, its path masked like an absolute one."""
+    s = extract("Using  .cache/torch_extensions/py310_cu118 as PyTorch extensions root...\n"
+                "Using  .cache/torch_extensions/py310_cu118 as PyTorch extensions root...\nand just choked")
+    assert s.templates == ("Using <PATH> as PyTorch extensions root...",)
+    assert mask("see e.g./x and foo.bar/baz") == "see e.g./x and foo.bar/baz"

@@ -118,7 +118,7 @@ _ASCII_SEG = re.compile(r"[\x20-\x7e]{12,}")
 _WORD = re.compile(r"[A-Za-z]{2,}")
 _CARET = re.compile(r"[\^~ ]+$")
 # A log message as tools print it: a capitalised word, then at least two more words ("Loading extension module x...").
-_TAIL_OK = re.compile(r"[A-Z][A-Za-z]+ [^ ]+ [^ ]+", _A)
+_TAIL_OK = re.compile(r"[A-Z][A-Za-z]+ +[^ ]+ +[^ ]+", _A)
 _MAX_CLASSIFY = 600
 
 

@@ -25,7 +25,9 @@ _PATH = re.compile(
     r"/(?<!" + _NOT_BEFORE_PATH + r"/)" + _PC + r"+"
     r"|~/(?<!" + _NOT_BEFORE_PATH + r"~/)" + _PC + r"*"
     r"|\./(?<!" + _NOT_BEFORE_PATH + r"\./)" + _PC + r"*"
-    r"|\.\./(?<!" + _NOT_BEFORE_PATH + r"\.\./)" + _PC + r"*",
+    r"|\.\./(?<!" + _NOT_BEFORE_PATH + r"\.\./)" + _PC + r"*"
+    # a hidden directory relative to where the tool ran: `.cache/torch_extensions/py310_cu118`
+    r"|\.(?<!" + _NOT_BEFORE_PATH + r"\.)[A-Za-z_][\w-]{0,40}/" + _PC + r"*",
     _A,
 )
 _WINPATH = re.compile(r"[A-Za-z]:\\(?<![\w>][A-Za-z]:\\)" + _PC + r"+", _A)

@@ -13,8 +13,8 @@ _LVL = r"DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL"
 _PFX_BRANCHES: dict[str, str] = {
     "rank": r"\[(?:rank|default)(?P<rank_n>\d{1,5})\]: ?",
     "pid": r"\((?:[A-Za-z_][\w.]{0,60} )?pid=(?P<pid_n>\d{1,9})(?:, ip=[^)\s]{0,64})?\) ?",
-    "glogb": r"\[(?P<glogb_l>[IWEF])(?:\d{4} \d{2}:\d{2}:\d{2}(?:\.\d+)?)? (?:\d+ )?(?P<glogb_f>[\w./-]{1,200}):\d+\] ?",
-    "glog": r"(?P<glog_l>[IWEF])\d{4} \d{2}:\d{2}:\d{2}(?:\.\d+)? +\d+ (?P<glog_f>[\w./-]{1,200}):\d+\] ?",
+    "glogb": r"\[(?P<glogb_l>[IWEF])(?:\d{3,4} \d{2}:\d{2}:\d{2}(?:\.\d+)?)? (?:\d+ )?(?P<glogb_f>[\w./-]{1,200}):\d+\] ?",
+    "glog": r"(?P<glog_l>[IWEF])\d{3,4} \d{2}:\d{2}:\d{2}(?:\.\d+)? +\d+ (?P<glog_f>[\w./-]{1,200}):\d+\] ?",
     "vllm": r"(?P<vllm_l>" + _LVL + r") \d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? \[?(?P<vllm_f>[\w./-]{1,200}):\d+\] ?",
     "hfb": r"\[(?P<hfb_l>" + _LVL + r")\|(?:(?P<hfb_f>[\w./-]{1,200}):\d+\] +"
     r"(?:\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[,.]\d+)? *>> *)?"
@@ -31,6 +31,8 @@ _PFX_BRANCHES: dict[str, str] = {
     "pdsh": r"(?P<pdsh_h>[A-Za-z][A-Za-z0-9]{0,30}(?:-[A-Za-z0-9]{1,30}){0,6}-?\d{1,6}|\d{1,3}(?:\.\d{1,3}){3}): (?=.)",
     "srun": r"(?P<srun_n>\d{1,4}): (?=.)",
     "quote": r"> (?=\S)",
+    # A bracketed process or line number in front of another bracketed prefix: `[80746] [rank0]:[E321 …]`.
+    "tag": r"\[\d{1,9}\] (?=\[)",
 }
 
 
@@ -54,7 +56,7 @@ def _by_char(bracket: list[str], letter: list[str], digit: list[str], extra: dic
     return table
 
 
-_BRACKETS = ["rank", "glogb", "hfb", "dslvl", "tsb"]
+_BRACKETS = ["rank", "glogb", "hfb", "dslvl", "tsb", "tag"]
 _PFX_FIRST = _by_char(_BRACKETS, ["glog", "vllm", "pylog", "uvi", "pdsh"], ["ts", "pdsh", "srun"],
                       {"(": ["pid"], ">": ["quote"]})
 _PFX_NEXT = _by_char(_BRACKETS, ["glog", "vllm", "pylog", "uvi"], ["ts"], {"(": ["pid"]})
