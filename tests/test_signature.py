@@ -1563,3 +1563,32 @@ def test_a_hang_after_a_relative_hidden_path_keeps_its_last_line_masked() -> Non
                 "Using  .cache/torch_extensions/py310_cu118 as PyTorch extensions root...\nand just choked")
     assert s.templates == ("Using <PATH> as PyTorch extensions root...",)
     assert mask("see e.g./x and foo.bar/baz") == "see e.g./x and foo.bar/baz"
+
+
+def test_real_issue_pastes_keep_the_error_and_drop_what_wraps_it() -> None:
+    """Shapes seen in real pastes from public issue threads (vLLM, flash-attn, TRL, Windows builds)."""
+    # a worker's log prefix carries `rank=3` before its pid; the traceback's header was not pasted
+    pfx = "(VllmWorker rank=3 pid=1090) ERROR 06-05 06:18:13 [multiproc_executor.py:470] "
+    s = focus(extract(pfx + '  File "/usr/local/lib/python3.10/site-packages/torch/cuda/graphs.py", line 84, in capture_end\n'
+                      + pfx + "    super().capture_end()\n" + pfx + "RuntimeError: CUDA error: out of memory"))
+    assert s.exception == "RuntimeError" and s.lines[0] == "RuntimeError: CUDA error: out of memory"
+    assert not any(line.startswith('File "') for line in s.lines)
+    # the message and the traceback header on one logged line
+    pfx = "(VllmWorkerProcess pid=302) ERROR 01-19 03:55:24 multiproc_worker_utils.py:233] "
+    s = focus(extract(pfx + "Exception in worker VllmWorkerProcess while processing method init_device: Cannot re-initialize "
+                      "CUDA in forked subprocess., Traceback (most recent call last):\n"
+                      + pfx + '  File "/venv/lib/python3.11/site-packages/vllm/worker/worker.py", line 166, in init_device\n'
+                      + pfx + "    torch.cuda.set_device(self.device)"))
+    assert s.lines and "Cannot re-initialize CUDA in forked subprocess" in s.lines[0]
+    # a wrapper that points at the stack trace above and quotes the error it wraps
+    s = focus(extract("RuntimeError: Worker failed with error 'LoRA rank 32 is greater than max_lora_rank 16.', "
+                      "please check the stack trace above for the root cause"))
+    assert s.lines == ("LoRA rank 32 is greater than max_lora_rank 16.",)
+    # an error quoted in Markdown backticks, under the user's "resulted in the following error:"
+    s = focus(extract("resulted in the following error:\n\n`OSError: CUDA_HOME environment variable is not set.`\n**Error**"))
+    assert s.exception == "OSError" and s.lines == ("OSError: CUDA_HOME environment variable is not set.",)
+    # c10's C++ stack on Windows is not the error
+    s = focus(extract("RuntimeError: FlashAttention only supports Ampere GPUs or newer.\n"
+                      "00007FFF76662C2400007FFF76662B80 c10.dll!c10::Error::Error [<unknown file> @ <unknown line number>]"))
+    assert s.lines == ("RuntimeError: FlashAttention only supports Ampere GPUs or newer.",)
+    assert is_error_line("Bus error (core dumped)") and is_error_line("CUDA error: out of memory")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from .mask import mask
 from .model import MAX_TEXT, Signature
 from .prefixes import _strip_prefixes
 from .vocab import _POINTS_ELSEWHERE
@@ -70,9 +71,21 @@ def focus(sig: Signature) -> Signature:
     torchrun failure summary) otherwise ranks the article about that noise above the one about
     the error. A paste that holds nothing but the summary keeps it: then it is the signal.
     """
-    keep = [i for i, line in enumerate(sig.lines) if not GENERIC_LINE.search(line)]
-    if not keep or len(keep) == len(sig.lines) or len(sig.lines) != len(sig.templates):
+    if len(sig.lines) != len(sig.templates):
+        return sig
+    lines, templates = list(sig.lines), list(sig.templates)
+    for i, line in enumerate(lines):
+        inner = _QUOTED_INNER.search(line) if GENERIC_LINE.search(line) else None
+        if inner:  # the wrapper quotes the error it wraps: that is the error
+            lines[i], templates[i] = inner.group("inner"), mask(inner.group("inner"))
+    keep = [i for i, line in enumerate(lines) if not GENERIC_LINE.search(line)]
+    if not keep or (len(keep) == len(lines) and lines == list(sig.lines)):
         return sig
     return Signature(sig.exception if not GENERIC_LINE.search(sig.exception or "") else None, sig.message,
-                     tuple(sig.lines[i] for i in keep), tuple(sig.templates[i] for i in keep), sig.components,
+                     tuple(lines[i] for i in keep), tuple(templates[i] for i in keep), sig.components,
                      sig.prose)
+
+
+_QUOTED_INNER = re.compile(r"failed with (?:error|exception):? ['\"](?P<inner>[^'\"\n]{8,400})['\"]", re.I)
+"""vLLM's `Worker failed with error 'LoRA rank 32 is greater than max_lora_rank 16.', please check the
+stack trace above`: a wrapper that says where the error is, and quotes it too."""

@@ -120,6 +120,12 @@ _CARET = re.compile(r"[\^~ ]+$")
 # A log message as tools print it: a capitalised word, then at least two more words ("Loading extension module x...").
 _TAIL_OK = re.compile(r"[A-Z][A-Za-z]+ +[^ ]+ +[^ ]+", _A)
 _MAX_CLASSIFY = 600
+_LEAD_IN = re.compile(
+    r"(?:\*\*|#{1,6} )?(?:(?:and|then|but|so|it|i|we|this|that|which|got|get|gets|getting|showing|shows|show|see|"
+    r"resulted|results|result|in|the|following|an|a|same|below|here|is|was|are|with|message|full|complete|"
+    r"error|errors|exception|output|log|traceback|stack|trace)\b[ ,]*){1,10}[:.]?\s*(?:\*\*)?$", re.I)
+"""A line made only of words that introduce an error ("resulted in the following error:", "**Error**",
+"And the error is"): what the user wrote over the paste, not a line of it."""
 
 
 def _tokens(low: str) -> list[bytes]:
@@ -127,9 +133,14 @@ def _tokens(low: str) -> list[bytes]:
     return low.encode("utf-8", "surrogatepass").translate(_TOK_TABLE).split()
 
 
+_WIN_FRAME = re.compile(r"[0-9A-Fa-f]{16,32} [\w.-]{1,100}!")
+"""A C++ frame of c10's stack on Windows (`00007FFF76662C24... c10.dll!c10::Error::Error [...]`), the
+counterpart of Linux's `frame #0: c10::Error::Error(...)`."""
+
+
 def _is_boilerplate(body: str) -> bool:
     """Hint lines every such error prints; they say nothing about this failure."""
-    if body.startswith(_BP_PREFIX):
+    if body.startswith(_BP_PREFIX) or _WIN_FRAME.match(body):
         return True
     for p in _BP_SUBSTR:
         if p in body:
@@ -203,6 +214,10 @@ def _classify(body: str, level: str | None, kw: bool | None = None) -> tuple[int
     """
     if level == "INFO" or level == "DEBUG":
         return None  # benign INFO lines mention "error"/"not found" all the time
+    if _LEAD_IN.match(body):
+        return None  # the user's "resulted in the following error:" over the error itself
+    if body.startswith('File "') and _FRAME.match(body) or _CARET.match(body) or body.startswith("raise "):
+        return None  # a frame, caret or source line of a traceback whose header was not pasted, logged at ERROR
     if len(body) > _MAX_CLASSIFY:
         body = body[:_MAX_CLASSIFY]
     low = body.lower()

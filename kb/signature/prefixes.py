@@ -12,7 +12,7 @@ _LVL = r"DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL"
 # Each log-prefix shape as one named branch; groups "<name>_l" = level, "_f" = file, "_g" = logger.
 _PFX_BRANCHES: dict[str, str] = {
     "rank": r"\[(?:rank|default)(?P<rank_n>\d{1,5})\]: ?",
-    "pid": r"\((?:[A-Za-z_][\w.]{0,60} )?pid=(?P<pid_n>\d{1,9})(?:, ip=[^)\s]{0,64})?\) ?",
+    "pid": r"\((?:[A-Za-z_][\w.]{0,60} )?(?:[a-z_]{1,20}=\w{1,20} ){0,3}pid=(?P<pid_n>\d{1,9})(?:, ip=[^)\s]{0,64})?\) ?",
     "glogb": r"\[(?P<glogb_l>[IWEF])(?:\d{3,4} \d{2}:\d{2}:\d{2}(?:\.\d+)?)? (?:\d+ )?(?P<glogb_f>[\w./-]{1,200}):\d+\] ?",
     "glog": r"(?P<glog_l>[IWEF])\d{3,4} \d{2}:\d{2}:\d{2}(?:\.\d+)? +\d+ (?P<glog_f>[\w./-]{1,200}):\d+\] ?",
     "vllm": r"(?P<vllm_l>" + _LVL + r") \d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? \[?(?P<vllm_f>[\w./-]{1,200}):\d+\] ?",

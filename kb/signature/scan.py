@@ -62,17 +62,26 @@ def _quiet_kind(raw: str) -> int:
 
 
 _GLUED_TB = re.compile(
-    r"^(?P<head>[^\n]{0,2000}?\S)(?P<tb>(?:\[(?:rank|default)\d{1,5}\]: ?)?Traceback \(most recent call last\))", re.M)
+    r"^(?P<head>[^\n]{0,2000}?\S) ?(?P<tb>(?:\[(?:rank|default)\d{1,5}\]: ?)?Traceback \(most recent call last\))", re.M)
+
+
+_INLINE_CODE = re.compile(r"^(?P<lead>[ \t]*)`(?!``)(?P<body>[^`\n]+?)`?[ \t]*$", re.M)
+"""A line wrapped in Markdown's inline-code backticks, as people quote an error in an issue or a chat
+(`` `OSError: CUDA_HOME environment variable is not set.` ``): the backticks are not part of it."""
 
 
 def _unglue(m: re.Match[str]) -> str:
     """A traceback header glued to the end of the line before it, as when a progress bar that
-    ends in a carriage return loses it in a copy (`0/1250 [00:00<?, ?it/s][rank2]: Traceback ...`):
-    the header starts its own line, so the traceback under it is parsed as one."""
+    ends in a carriage return loses it in a copy (`0/1250 [00:00<?, ?it/s][rank2]: Traceback ...`)
+    or a logger prints the message and the traceback on one line (vLLM's `Exception in worker …:
+    <error>, Traceback (most recent call last):`): the header starts its own line, so the
+    traceback under it is parsed as one."""
     head = m.group("head")
-    if not _strip_prefixes(head)[3].strip():
+    rest = _strip_prefixes(head)[3]
+    if not rest.strip() or _strip_prefixes(m.group(0))[3].lstrip().startswith(m.group("tb")):
         return m.group(0)  # only log prefixes before the header: it already starts its line
-    return head + "\n" + m.group("tb")
+    # The header keeps the line's log prefix (`(VllmWorkerProcess pid=302) ERROR …]`): it belongs to that stream.
+    return head + "\n" + head[: len(head) - len(rest)] + m.group("tb")
 
 
 def _extract(text: str) -> Signature:
@@ -90,6 +99,8 @@ def _extract(text: str) -> Signature:
         text = text.replace("\x00", "")
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "`" in text:
+        text = _INLINE_CODE.sub(r"\g<lead>\g<body>", text)
     if "Traceback (most recent call last)" in text:
         text = _GLUED_TB.sub(_unglue, text)
     ex = _Extractor()
