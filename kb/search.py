@@ -250,7 +250,9 @@ class Searcher:
         """
         query = validate_query(query)
         sig = focus(self.extractor(query))
-        qtext = sig.text() or query[:2000]
+        # No line read as an error: what the signature kept is the user's words, and the error they
+        # quote may be in a shape it does not know (lowercased, inside a blog's Chinese quotes): search the paste.
+        qtext = sig.text() if sig.lines else "\n".join(filter(None, (query[:2000], " ".join(sig.components))))
         q_tokens = self.tokenizer(qtext)
         q_lang = detect_lang(sig.prose or qtext)
         expansion = self.glossary.expand(sig.prose or qtext)

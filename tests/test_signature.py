@@ -1592,3 +1592,23 @@ def test_real_issue_pastes_keep_the_error_and_drop_what_wraps_it() -> None:
                       "00007FFF76662C2400007FFF76662B80 c10.dll!c10::Error::Error [<unknown file> @ <unknown line number>]"))
     assert s.lines == ("RuntimeError: FlashAttention only supports Ampere GPUs or newer.",)
     assert is_error_line("Bus error (core dumped)") and is_error_line("CUDA error: out of memory")
+
+
+def test_more_real_issue_shapes() -> None:
+    """From real pastes (transformers, ComfyUI, accelerate issues; a Chinese forum post)."""
+    # a library's advice with no level and no error word is a warning line
+    s = extract("A decoder-only architecture is being used, but right-padding was detected! For correct generation "
+                "results, please set `padding_side='left'` when initializing the tokenizer.\n"
+                "epoch: 0|step: 7|ppo_ep: 1|act_loss: -0.9267578125")
+    assert s.lines and "right-padding was detected" in s.lines[0]
+    # a Markdown heading and a numbered lead-in are the user's, not the error
+    s = focus(extract("# ComfyUI Error Report\n4. Observe the error:\n"
+                      "RuntimeError: Failed to find C compiler. Please specify via CC environment variable."))
+    assert s.lines == ("RuntimeError: Failed to find C compiler. Please specify via CC environment variable.",)
+    # the closing backtick of a quoted block
+    s = extract("`Traceback (most recent call last):\n  File \"/x/store.py\", line 31, in get_all\n"
+                "    data = store.get(key)\nRuntimeError: Socket Timeout`")
+    assert s.lines == ("RuntimeError: Socket Timeout",)
+    # curly quotes from a Chinese input method
+    s = extract("会报错：AttributeError: ‘ChatGLMTokenizer‘ object has no attribute ‘sp_tokenizer\n请问如何解决")
+    assert s.lines == ("AttributeError: 'ChatGLMTokenizer' object has no attribute 'sp_tokenizer",)

@@ -184,3 +184,15 @@ def test_real_pastes_from_public_issues(bundled):
     assert confident_wrong == 0
     answered = [q.qid for q in uncovered if bundled.search(q.query).confident]
     assert len(answered) <= len(uncovered) // 10, answered
+
+
+def test_an_error_the_signature_cannot_read_is_still_searched(bundled):
+    """A blog's Chinese prose over a transformers notice with no error word, its list wrapped over lines: no
+    line reads as an error, so the whole paste is the query, not only the user's words."""
+    resp = bundled.search(
+        "结果跑起来,控制台哗啦啦打出一堆信息,里面夹着这么一段,看着挺吓人:\n\n"
+        "Some weights of the model checkpoint at D:\\Transformers\\bert-base-uncased_L-12_H-768_A-12 were not used "
+        "when initializing BertModel:    \n['cls.predictions.transform.dense.bias', 'cls.predictions.decoder.weight',  \n"
+        " 'cls.predictions.bias']  \n    - This IS expected if you are initializing BertModel from the checkpoint of a "
+        "model trained on another task or with another architecture.")
+    assert resp.results[0].article_id == "hf-weights-not-initialized"

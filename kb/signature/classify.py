@@ -121,8 +121,9 @@ _CARET = re.compile(r"[\^~ ]+$")
 _TAIL_OK = re.compile(r"[A-Z][A-Za-z]+ +[^ ]+ +[^ ]+", _A)
 _MAX_CLASSIFY = 600
 _LEAD_IN = re.compile(
-    r"(?:\*\*|#{1,6} )?(?:(?:and|then|but|so|it|i|we|this|that|which|got|get|gets|getting|showing|shows|show|see|"
-    r"resulted|results|result|in|the|following|an|a|same|below|here|is|was|are|with|message|full|complete|"
+    r"(?:\d{1,2}[.)] |[-*] )?(?:\*\*|#{1,6} )?(?:(?:and|then|but|so|it|it's|i|we|my|me|this|that|which|there|got|get|"
+    r"gets|getting|showing|shows|show|see|saw|observe|observed|encountered|received|raised|thrown|resulted|results|"
+    r"result|in|of|for|the|following|an|a|same|below|here|is|was|are|with|message|full|complete|entire|"
     r"error|errors|exception|output|log|traceback|stack|trace)\b[ ,]*){1,10}[:.]?\s*(?:\*\*)?$", re.I)
 """A line made only of words that introduce an error ("resulted in the following error:", "**Error**",
 "And the error is"): what the user wrote over the paste, not a line of it."""
@@ -203,7 +204,14 @@ def _kw_hit(low: str) -> bool:
         or "exit code" in low
         or "_status_" in low
         or "but got" in low
+        or "please " in low and _ADVICE.search(low) is not None
     )
+
+
+_ADVICE = re.compile(r"\bplease (?:set|use|pass|make sure|specify|install|upgrade|consider|ensure)\b")
+"""A library's advice (`… right-padding was detected! … please set `padding_side='left'``): transformers and
+friends warn this way, with no level and no error word. A user's "please help" is prose before it gets here."""
+_HEADING = re.compile(r"#{1,6} [^:]{1,80}$")
 
 
 def _classify(body: str, level: str | None, kw: bool | None = None) -> tuple[int, int] | None:
@@ -214,8 +222,8 @@ def _classify(body: str, level: str | None, kw: bool | None = None) -> tuple[int
     """
     if level == "INFO" or level == "DEBUG":
         return None  # benign INFO lines mention "error"/"not found" all the time
-    if _LEAD_IN.match(body):
-        return None  # the user's "resulted in the following error:" over the error itself
+    if _LEAD_IN.match(body) or body.startswith("#") and _HEADING.match(body):
+        return None  # the user's "resulted in the following error:" or "# Error Report" over the error itself
     if body.startswith('File "') and _FRAME.match(body) or _CARET.match(body) or body.startswith("raise "):
         return None  # a frame, caret or source line of a traceback whose header was not pasted, logged at ERROR
     if len(body) > _MAX_CLASSIFY:
@@ -306,7 +314,7 @@ def _signal_class(body: str, low: str) -> tuple[int, int] | None:
         return (4, 5)
     if b"nan" in toks or b"inf" in toks:
         return (4, 8)
-    if not _WARN_WORDS.isdisjoint(toks):
+    if not _WARN_WORDS.isdisjoint(toks) or "please " in low and _ADVICE.search(low):
         return (5, 0)
     return None
 

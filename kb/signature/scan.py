@@ -66,8 +66,11 @@ _GLUED_TB = re.compile(
 
 
 _INLINE_CODE = re.compile(r"^(?P<lead>[ \t]*)`(?!``)(?P<body>[^`\n]+?)`?[ \t]*$", re.M)
+_CURLY_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+_CODE_END = re.compile(r"^(?P<body>[^`\n]+)`[ \t]*$", re.M)
 """A line wrapped in Markdown's inline-code backticks, as people quote an error in an issue or a chat
-(`` `OSError: CUDA_HOME environment variable is not set.` ``): the backticks are not part of it."""
+(`` `OSError: CUDA_HOME environment variable is not set.` ``), or the last line of a quoted block
+(`` RuntimeError: Socket Timeout` ``): the backticks are not part of it."""
 
 
 def _unglue(m: re.Match[str]) -> str:
@@ -99,8 +102,11 @@ def _extract(text: str) -> Signature:
         text = text.replace("\x00", "")
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "\u2018" in text or "\u2019" in text or "\u201c" in text or "\u201d" in text:
+        text = text.translate(_CURLY_QUOTES)  # typed by a Chinese input method or "smartened" by a blog
     if "`" in text:
         text = _INLINE_CODE.sub(r"\g<lead>\g<body>", text)
+        text = _CODE_END.sub(r"\g<body>", text)
     if "Traceback (most recent call last)" in text:
         text = _GLUED_TB.sub(_unglue, text)
     ex = _Extractor()
