@@ -866,7 +866,7 @@ def test_vllm_kv_cache_value_error() -> None:
     assert s.exception == "ValueError"
     assert s.templates[0] == (
         "ValueError: The model's max seq len (<N>) is larger than the maximum number of tokens that can be stored"
-        " in KV cache (<N>). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when"
+        " in KV cache (<N>). Try increasing gpu_memory_utilization or decreasing max_model_len when"
         " initializing the engine."
     )
     assert s.components[:2] == ("vllm.worker.worker", "vllm.engine.llm_engine")
@@ -882,7 +882,7 @@ def test_device_side_assert() -> None:
     # four threads/blocks print the same assertion: one template survives
     assert asserts == [
         "aten/src/ATen/native/cuda/Indexing.cu:<N>: indexSelectLargeIndex: block: <SHAPE>, thread: <SHAPE>"
-        " Assertion `srcIndex < srcSelectDimSize` failed."
+        " Assertion srcIndex < srcSelectDimSize failed."
     ]
     assert not any("asynchronously reported" in line or "CUDA_LAUNCH_BLOCKING" in line for line in s.lines)
     assert "transformers.models.bert" in s.components

@@ -243,6 +243,8 @@ def mask(line: str) -> str:
     if not isinstance(line, str):
         line = str(line)
     s = _normalize(line[: MAX_LINE * 4])
+    if "`" in s:  # Markdown's code quotes: an article quoting `srcIndex < srcSelectDimSize` and one that does not
+        s = " ".join(s.replace("`", "").split())  # name the same error line
     if len(s) > MAX_LINE:
         s = s[:MAX_LINE].rstrip()
     for _ in range(4):
