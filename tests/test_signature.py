@@ -1612,3 +1612,16 @@ def test_more_real_issue_shapes() -> None:
     # curly quotes from a Chinese input method
     s = extract("会报错：AttributeError: ‘ChatGLMTokenizer‘ object has no attribute ‘sp_tokenizer\n请问如何解决")
     assert s.lines == ("AttributeError: 'ChatGLMTokenizer' object has no attribute 'sp_tokenizer",)
+
+
+def test_docker_compose_and_logger_stream_columns_are_prefixes() -> None:
+    """`qanything-container-local  | 2024-02-20 21:46:23 | ERROR | stderr |   File …`: compose's service column,
+    then a timestamp, a level and a stream column; the traceback under them parses as one."""
+    pfx = "qanything-container-local  | 2024-02-20 21:46:23 | ERROR | stderr | "
+    s = extract(pfx + "Traceback (most recent call last):\n"
+                + pfx + '  File "/usr/local/lib/python3.10/dist-packages/vllm/worker/worker.py", line 71, in init_model\n'
+                + pfx + "    _check_if_gpu_supports_dtype(self.model_config.dtype)\n"
+                + pfx + "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0.")
+    assert s.exception == "ValueError"
+    assert s.lines[0].startswith("ValueError: Bfloat16 is only supported")
+    assert focus(extract("I followed the repo.\nand this error - \nRuntimeError: boom")).lines == ("RuntimeError: boom",)

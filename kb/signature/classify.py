@@ -124,7 +124,7 @@ _LEAD_IN = re.compile(
     r"(?:\d{1,2}[.)] |[-*] )?(?:\*\*|#{1,6} )?(?:(?:and|then|but|so|it|it's|i|we|my|me|this|that|which|there|got|get|"
     r"gets|getting|showing|shows|show|see|saw|observe|observed|encountered|received|raised|thrown|resulted|results|"
     r"result|in|of|for|the|following|an|a|same|below|here|is|was|are|with|message|full|complete|entire|"
-    r"error|errors|exception|output|log|traceback|stack|trace)\b[ ,]*){1,10}[:.]?\s*(?:\*\*)?$", re.I)
+    r"error|errors|exception|output|log|traceback|stack|trace)\b[ ,]*){1,10}[:.-]?\s*(?:\*\*)?$", re.I)
 """A line made only of words that introduce an error ("resulted in the following error:", "**Error**",
 "And the error is"): what the user wrote over the paste, not a line of it."""
 

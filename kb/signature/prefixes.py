@@ -33,6 +33,8 @@ _PFX_BRANCHES: dict[str, str] = {
     "quote": r"> (?=\S)",
     # A bracketed process or line number in front of another bracketed prefix: `[80746] [rank0]:[E321 …]`.
     "tag": r"\[\d{1,9}\] (?=\[)",
+    # docker compose's service column and a logger's stream column: `qanything-container-local  | `, `stderr | `
+    "compose": r"[A-Za-z][\w.-]{0,60} +\| ",
 }
 
 
@@ -57,11 +59,11 @@ def _by_char(bracket: list[str], letter: list[str], digit: list[str], extra: dic
 
 
 _BRACKETS = ["rank", "glogb", "hfb", "dslvl", "tsb", "tag"]
-_PFX_FIRST = _by_char(_BRACKETS, ["glog", "vllm", "pylog", "uvi", "pdsh"], ["ts", "pdsh", "srun"],
+_PFX_FIRST = _by_char(_BRACKETS, ["glog", "vllm", "pylog", "uvi", "pdsh", "compose"], ["ts", "pdsh", "srun"],
                       {"(": ["pid"], ">": ["quote"]})
-_PFX_NEXT = _by_char(_BRACKETS, ["glog", "vllm", "pylog", "uvi"], ["ts"], {"(": ["pid"]})
-_PFX_CTX = _by_char(_BRACKETS + ["lvlb"], ["lvl"], [], {})
-_PFX_CTX_LOGGER = _by_char(_BRACKETS + ["lvlb"], ["lvl", "logger"], [], {})
+_PFX_NEXT = _by_char(_BRACKETS, ["glog", "vllm", "pylog", "uvi", "compose"], ["ts"], {"(": ["pid"]})
+_PFX_CTX = _by_char(_BRACKETS + ["lvlb"], ["lvl", "compose"], [], {})
+_PFX_CTX_LOGGER = _by_char(_BRACKETS + ["lvlb"], ["lvl", "logger", "compose"], [], {})
 _PFX_NCCL = _pfx_regex(["nccl"])
 _CTX_SET = frozenset({"ts", "tsb", "lvl", "lvlb", "logger", "glogb", "glog", "vllm", "hfb", "dslvl", "pylog", "uvi"})
 _PFX_META = {
