@@ -28,7 +28,7 @@ index: install
 	$(BIN)/kb ingest corpus/
 
 demo: index
-	$(BIN)/kb search "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.50 GiB while saving checkpoint with zero3 offload"
+	printf 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.50 GiB\nIt happens while saving the checkpoint with zero3 offload.\n' | $(BIN)/kb search
 
 serve: install
 	$(BIN)/kb serve --host 127.0.0.1 --port $(PORT)
