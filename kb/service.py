@@ -89,8 +89,8 @@ class KnowledgeBase:
         else:
             check_manifest(manifest, None, snapshot)
         encoder = load_encoder(asked or manifest.model_id)
-        return Searcher(snapshot, encoder, self.tokenizer, self.glossary, self.settings.ranking,
-                        model=self._confidence, segments=self._segments, backend=open_backend(self.settings, manifest.backend))
+        return Searcher(snapshot, encoder, self.tokenizer, self.glossary, self.settings.ranking, model=self._confidence,
+                        segments=self._segments, backend=open_backend(self.settings, manifest.backend))
 
     def warm(self) -> None:
         """Load the index, the model and the segmenter now rather than on the first query."""

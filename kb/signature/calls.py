@@ -29,6 +29,8 @@ def frame_calls(text: str) -> tuple[str, ...]:
     line has only these frames to go on. Generic wrappers (`forward`, `_call_impl`) say
     nothing and are left out; each call is kept once, at its deepest place.
     """
+    if 'File "' not in text:
+        return ()  # most pastes: no frame, and no line to strip prefixes from
     # Frames a logger printed (`(EngineCore_0 pid=61) ERROR 08-27 … [core.py:700]   File "…"`) are frames too.
     tail = "\n".join(_strip_prefixes(line)[3] if "File \"" in line or not line[:1].isspace() else line
                      for line in text[-MAX_TEXT:].split("\n"))

@@ -69,7 +69,8 @@ _BP_SUBSTR = (
     "TORCH_USE_CUDA_DSA` to enable", "To enable traceback see", "Setting OMP_NUM_THREADS environment variable",
     "This error originates from a subprocess", "This is an issue with the package mentioned above",
     "See above for output", "See above for details", "Please run the following command to get more information",
-    "Welcome to bitsandbytes", "not a git repository", "Unable to find hostfile, will proceed with training with local", "submit this information together with your error trace",
+    "Welcome to bitsandbytes", "not a git repository", "submit this information together with your error trace",
+    "Unable to find hostfile, will proceed with training with local",  # every single-node DeepSpeed run
     # NCCL_DEBUG=INFO probes every start prints (an optional plugin or InfiniBand library not found, then a fallback)
     "NCCL INFO NET/Plugin", "NCCL INFO Failed to open libibverbs",
 )
@@ -204,13 +205,19 @@ def _kw_hit(low: str) -> bool:
         or "exit code" in low
         or "_status_" in low
         or "but got" in low
-        or "please " in low and _ADVICE.search(low) is not None
+        or _is_advice(low)
     )
 
 
 _ADVICE = re.compile(r"\bplease (?:set|use|pass|make sure|specify|install|upgrade|consider|ensure)\b")
-"""A library's advice (`… right-padding was detected! … please set `padding_side='left'``): transformers and
-friends warn this way, with no level and no error word. A user's "please help" is prose before it gets here."""
+
+
+def _is_advice(low: str) -> bool:
+    """A library's advice (`… right-padding was detected! … please set `padding_side='left'``): transformers and
+    friends warn this way, with no level and no error word. A user's "please help" is prose before it gets here."""
+    return "please " in low and _ADVICE.search(low) is not None
+
+
 _HEADING = re.compile(r"#{1,6} [^:]{1,80}$")
 
 
@@ -314,7 +321,7 @@ def _signal_class(body: str, low: str) -> tuple[int, int] | None:
         return (4, 5)
     if b"nan" in toks or b"inf" in toks:
         return (4, 8)
-    if not _WARN_WORDS.isdisjoint(toks) or "please " in low and _ADVICE.search(low):
+    if not _WARN_WORDS.isdisjoint(toks) or _is_advice(low):
         return (5, 0)
     return None
 

@@ -65,8 +65,9 @@ _GLUED_TB = re.compile(
     r"^(?P<head>[^\n]{0,2000}?\S) ?(?P<tb>(?:\[(?:rank|default)\d{1,5}\]: ?)?Traceback \(most recent call last\))", re.M)
 
 
-_INLINE_CODE = re.compile(r"^(?P<lead>[ \t]*)`(?!``)(?P<body>[^`\n]+?)`?[ \t]*$", re.M)
 _CURLY_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+"""Quotes typed by a Chinese input method or "smartened" by a blog: error messages use ASCII ones."""
+_INLINE_CODE = re.compile(r"^(?P<lead>[ \t]*)`(?!``)(?P<body>[^`\n]+?)`?[ \t]*$", re.M)
 _CODE_END = re.compile(r"^(?P<body>[^`\n]+)`[ \t]*$", re.M)
 """A line wrapped in Markdown's inline-code backticks, as people quote an error in an issue or a chat
 (`` `OSError: CUDA_HOME environment variable is not set.` ``), or the last line of a quoted block
@@ -103,7 +104,7 @@ def _extract(text: str) -> Signature:
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     if "\u2018" in text or "\u2019" in text or "\u201c" in text or "\u201d" in text:
-        text = text.translate(_CURLY_QUOTES)  # typed by a Chinese input method or "smartened" by a blog
+        text = text.translate(_CURLY_QUOTES)
     if "`" in text:
         text = _INLINE_CODE.sub(r"\g<lead>\g<body>", text)
         text = _CODE_END.sub(r"\g<body>", text)
