@@ -7,8 +7,9 @@ Rows come from the eval queries as search really answers them:
   negative ("leave-article-out", kind `lao`). In real use most pastes are not covered.
 
 Cross-validation is grouped by article: a query, its leave-article-out twin and every
-other query about the same article sit in the same fold, so no figure is measured on an
-article the model saw. Thresholds are chosen inside each training fold too. Only the
+other query about the same article sit in the same fold, and so does every article a query
+names as relevant together with everything those articles answer (`article_groups`), so no
+figure is measured on an article the model saw. Thresholds are chosen inside each training fold too. Only the
 out-of-fold figures are reported, averaged over several deals of articles into folds; the
 shipped model is then fitted on all rows.
 """
@@ -37,7 +38,8 @@ class Row:
     qid: str
     kind: str
     """The query's kind, or `lao` for a leave-article-out search."""
-    group: str
+    relevant: tuple[str, ...]
+    """The query's relevant articles (empty: uncovered); they decide the row's fold."""
     right: bool
     evidence: Evidence | None
     """Top result's evidence; None when nothing matched at all."""
@@ -45,9 +47,29 @@ class Row:
 
 def row(query, kind: str, response) -> Row:
     """One search's top result as a training row (`kind`: the query's, or `lao`)."""
-    group = query.relevant[0] if query.relevant else f"none:{query.qid}"
     top = response.results[0] if response.results else None
-    return Row(query.qid, kind, group, bool(top and top.article_id in query.relevant), top.evidence if top else None)
+    return Row(query.qid, kind, tuple(query.relevant), bool(top and top.article_id in query.relevant),
+               top.evidence if top else None)
+
+
+def article_groups(relevant_sets: list[tuple[str, ...]], qids: list[str]) -> list[str]:
+    """A group per query: the connected set of articles it belongs to, where two articles are
+    connected when one query names both as relevant; `none:<qid>` for an uncovered query.
+
+    Why: a query with two relevant articles ties them together; grouping by its first one alone
+    would let the second sit in a training fold while the query is tested."""
+    parent: dict[str, str] = {}
+
+    def find(a: str) -> str:
+        while parent.setdefault(a, a) != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    for rel in relevant_sets:
+        for a in rel[1:]:
+            parent[find(a)] = find(rel[0])
+    return [find(rel[0]) if rel else f"none:{qid}" for rel, qid in zip(relevant_sets, qids)]
 
 
 def features(rows: list[Row]) -> np.ndarray:
@@ -138,7 +160,7 @@ def out_of_fold(rows: list[Row], drop: frozenset[str] = frozenset(), seed: int =
     x, y = features(rows), np.array([r.right for r in rows], dtype=float)
     keep = [i for i, n in enumerate(MODEL_FEATURES) if n not in drop]
     x = x[:, keep]
-    fold = folds([r.group for r in rows], seed=seed)
+    fold = folds(article_groups([r.relevant for r in rows], [r.qid for r in rows]), seed=seed)
     verdicts = [""] * len(rows)
     for f in range(FOLDS):
         train, test = fold != f, fold == f

@@ -23,7 +23,7 @@ import numpy as np
 import sys
 
 from kb.config import RANKING_FILE, RankingWeights
-from kb.calibrate import FOLDS, folds
+from kb.calibrate import FOLDS, article_groups, folds
 from _eval_args import open_eval
 
 GRID = {
@@ -100,7 +100,7 @@ def main() -> None:
         print(f"  {k:<10} {current.get(k, 0):.3f} -> {per_kind[k]:.3f}")
     print("tuned weights:", {k: getattr(weights, k) for k in GRID})
 
-    fold = folds([q.relevant[0] if q.relevant else q.qid for q, _, _ in gathered])
+    fold = folds(article_groups([tuple(q.relevant) for q, _, _ in gathered], [q.qid for q, _, _ in gathered]))
     oof: dict[str, list[float]] = defaultdict(list)
     for f in range(FOLDS):
         train = [g for g, k in zip(gathered, fold) if k != f]
