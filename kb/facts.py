@@ -41,7 +41,10 @@ _SIZE_FACTS: dict[str, tuple[re.Pattern[str], ...]] = {
 _NUMBER_FACTS: dict[str, tuple[re.Pattern[str], ...]] = {
     "nccl_seq": (re.compile(r"SeqNum=(\d+)"),),
     "nccl_timeout_s": (re.compile(r"Timeout\(ms\)=(\d+)"),),
-    "compute_capability": (re.compile(r"\bsm_(\d)(\d)\b"), re.compile(r"[Cc]apability (?:of )?(\d+)\.(\d)\b")),
+    # The device's own capability first (`RTX 5090 with CUDA capability sm_120`, `has compute capability 7.5`):
+    # the same paste lists the builds' capabilities too (`supports CUDA capabilities sm_50 sm_60 …`).
+    "compute_capability": (re.compile(r"with CUDA capability sm_(\d{1,2})(\d)\b"),
+                           re.compile(r"[Cc]apability (?:of )?(\d+)\.(\d)\b"), re.compile(r"\bsm_(\d{1,2})(\d)\b")),
 }
 
 

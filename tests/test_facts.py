@@ -29,6 +29,10 @@ def test_collective_and_hardware_facts():
     assert f == {"nccl_seq": 48211.0, "nccl_timeout_s": 600.0}
     assert extract_facts("no kernel image for sm_86")["compute_capability"] == 8.6
     assert extract_facts("your device is of CUDA capability 6.0")["compute_capability"] == 6.0
+    # the device's own capability, three digits, not the first of the builds' list after it
+    assert extract_facts("NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current "
+                         "PyTorch installation.\nThe current PyTorch install supports CUDA capabilities sm_50 sm_60 "
+                         "sm_90.")["compute_capability"] == 12.0
 
 
 def test_a_condition_is_supported_contradicted_or_silent():

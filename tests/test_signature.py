@@ -1625,3 +1625,30 @@ def test_docker_compose_and_logger_stream_columns_are_prefixes() -> None:
     assert s.exception == "ValueError"
     assert s.lines[0].startswith("ValueError: Bfloat16 is only supported")
     assert focus(extract("I followed the repo.\nand this error - \nRuntimeError: boom")).lines == ("RuntimeError: boom",)
+
+
+def test_shapes_from_batch_h_real_pastes() -> None:
+    """From real pastes (vLLM, stable-diffusion-webui, Xinference, MACE, Bert-VITS2 issues)."""
+    # a terminal's colour codes copied as the letters `ESC`
+    s = extract("ESC[1;36m(VllmWorkerProcess pid=62)ESC[0;0m ERROR 12-26 16:20:28 multiproc_worker_utils.py:236]     "
+                "raise RuntimeError(\nESC[1;36m(VllmWorkerProcess pid=62)ESC[0;0m ERROR 12-26 16:20:28 "
+                "multiproc_worker_utils.py:236] RuntimeError: Found Tesla P100-PCIE-16GB which is too old")
+    assert s.lines == ("RuntimeError: Found Tesla P100-PCIE-16GB which is too old",)
+    # a systemd journal prefix on every line
+    s = extract("Oct 04 15:02:41 llm sd-webui-forge-start[394]: RuntimeError: CUDA error: no kernel image is available "
+                "for execution on the device\nOct 04 15:02:41 llm sd-webui-forge-start[394]: For debugging consider "
+                "passing CUDA_LAUNCH_BLOCKING=1.")
+    assert s.exception == "RuntimeError"
+    assert s.lines[0] == "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+    # requirement messages with no error word
+    assert extract("NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch "
+                   "installation.").lines
+    assert extract("在计算回答会报FlashAttention only supports Ampere GPUs or newer. 错误").lines == (
+        "FlashAttention only supports Ampere GPUs or newer",)
+    # an exception quoted mid-sentence, after code in backticks
+    s = extract("all subprocesses except for the one with `local_rank==0` fail due to a "
+                "`RuntimeError: CUDA error: invalid device ordinal` error.")
+    assert s.lines == ("RuntimeError: CUDA error: invalid device ordinal",)
+    assert "fail due to a error." in s.prose
+    # a forum post's error in Markdown bold
+    assert extract("**RuntimeError: CUDA error: out of memory**").lines == ("RuntimeError: CUDA error: out of memory",)

@@ -92,8 +92,11 @@ _STRONG_PHRASES = (
     "out of memory", "no module named", "no such file or directory", "unsupported gpu architecture",
     "compiled without gpu support", "cuda setup failed", "required library version not found", "not found",
     "not detected", "not available", "not supported", "address already in use", "connection refused",
-    "permission denied", "mismatch",
+    "permission denied", "mismatch", "not compatible with",
 )
+_REQUIREMENT = re.compile(r"\bonly supports? .{1,80}(?:or newer|or later|or above|or higher|>=)")
+"""A hardware or version requirement the running setup fails: `FlashAttention only supports Ampere GPUs or
+newer.`, `Triton only supports devices of CUDA Capability >= 7.0`. No error word, but an error all the same."""
 _PIP_GENERIC = (
     "error: subprocess-exited-with-error", "error: failed building", "error: could not build", "error: failed to build",
     "error: command",
@@ -114,6 +117,8 @@ _LOG_VERBS = re.compile(
     r"|Generating|Converting|Resolving|Stored in|Obtaining|Looking in|Checking)\b"
 )
 _PROSE_EN = re.compile(r"[A-Za-z][\w ,'\u2019?!.:;()/\"`%~+-]*$")
+_PROSE_HEAD = re.compile(r"[A-Za-z][\w ,'\u2019?!.:;()/\"`%~+=-]*$")
+"""The words before an exception named mid-sentence: like prose, but they may quote code (`local_rank==0`)."""
 _CJK = re.compile(f"[{EAST_ASIAN}]")
 _ASCII_SEG = re.compile(r"[\x20-\x7e]{12,}")
 _WORD = re.compile(r"[A-Za-z]{2,}")
@@ -192,10 +197,12 @@ def _kw_hit(low: str) -> bool:
         return True
     if not _KW_WORDS.isdisjoint(_tokens(low)):
         return True
+    if "only support" in low and _REQUIREMENT.search(low):
+        return True
     if "not " in low or "no " in low or "n't" in low or "non-" in low:
         return "not found" in low or "no such" in low or "no module" in low or "can't" in low or (
             "could not" in low or "not supported" in low or "not available" in low or "not detected" in low
-            or "did not" in low or "non-zero" in low
+            or "not compatible with" in low or "did not" in low or "non-zero" in low
         )
     return (
         "what():" in low
@@ -291,7 +298,7 @@ def _signal_class(body: str, low: str) -> tuple[int, int] | None:
     toks = _tokens(low)
     if any(p in low for p in _STRONG_PHRASES) or b"oom" in toks or (
         "expected" in low and ("but got" in low or "but found" in low or "but received" in low)
-    ):
+    ) or "only support" in low and _REQUIREMENT.search(low):
         return (3, 2)
     if low.startswith("error:") and not low.startswith(_PIP_GENERIC):
         return (3, 3)

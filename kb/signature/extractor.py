@@ -10,7 +10,7 @@ from .mask import _DIGIT, _WS, _pkg_part
 from .prefixes import _PFX_FIRST, _component, _strip_prefixes
 from .classify import (
     _ASCII_SEG, _CARET, _CJK, _COMPILER_LOC, _EXC_FREE, _EXC_INLINE, _EXC_TB, _FAIL_FIELD, _FRAME,
-    _HUMAN, _LOG_VERBS, _MAX_CLASSIFY, _NCCL_AT, _PROSE_EN, _RANK_PREFIX, _SEPARATOR, _STRUCTURE,
+    _HUMAN, _LOG_VERBS, _MAX_CLASSIFY, _NCCL_AT, _PROSE_EN, _PROSE_HEAD, _RANK_PREFIX, _SEPARATOR, _STRUCTURE,
     _TB_SUFFIX, _TERMINATE, _WARN_FREE, _WARN_LOC, _WHAT, _WORD, _classify, _is_boilerplate,
     _kw_hit, _tb_run_regexes,
 )
@@ -554,11 +554,16 @@ class _Extractor:
         if not m or m.start() == 0:
             return False
         head = body[: m.start()].strip()
-        if not _PROSE_EN.match(head or "x"):
+        if not _PROSE_HEAD.match(head or "x"):
             return False
+        rest = body[m.end():]
+        quote = head[-1:]
+        if quote and quote in "`'\"" and quote in rest:
+            # "… fail due to a `RuntimeError: CUDA error: invalid device ordinal` error.": the quoted part
+            rest, tail = rest.split(quote, 1)
+            head = f"{head[:-1].rstrip()} {tail.strip()}".strip()
         if head:
             self.prose.append((pos, head, True))
-        rest = body[m.end():]
         self._new_exc(st, key, pos, m.group("type"), rest)
         return True
 

@@ -33,6 +33,9 @@ _PFX_BRANCHES: dict[str, str] = {
     "quote": r"> (?=\S)",
     # A bracketed process or line number in front of another bracketed prefix: `[80746] [rank0]:[E321 …]`.
     "tag": r"\[\d{1,9}\] (?=\[)",
+    # syslog / systemd journal: `Oct 04 15:02:41 llm sd-webui-forge-start[394]: `
+    "syslog": r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) {1,2}\d{1,2} \d{2}:\d{2}:\d{2} [\w.-]{1,100} "
+    r"[\w.@/-]{1,100}(?:\[\d{1,9}\])?: ",
     # docker compose's service column and a logger's stream column: `qanything-container-local  | `, `stderr | `
     "compose": r"[A-Za-z][\w.-]{0,60} +\| ",
 }
@@ -59,18 +62,18 @@ def _by_char(bracket: list[str], letter: list[str], digit: list[str], extra: dic
 
 
 _BRACKETS = ["rank", "glogb", "hfb", "dslvl", "tsb", "tag"]
-_PFX_FIRST = _by_char(_BRACKETS, ["glog", "vllm", "pylog", "uvi", "pdsh", "compose"], ["ts", "pdsh", "srun"],
+_PFX_FIRST = _by_char(_BRACKETS, ["syslog", "glog", "vllm", "pylog", "uvi", "pdsh", "compose"], ["ts", "pdsh", "srun"],
                       {"(": ["pid"], ">": ["quote"]})
 _PFX_NEXT = _by_char(_BRACKETS, ["glog", "vllm", "pylog", "uvi", "compose"], ["ts"], {"(": ["pid"]})
 _PFX_CTX = _by_char(_BRACKETS + ["lvlb"], ["lvl", "compose"], [], {})
 _PFX_CTX_LOGGER = _by_char(_BRACKETS + ["lvlb"], ["lvl", "logger", "compose"], [], {})
 _PFX_NCCL = _pfx_regex(["nccl"])
-_CTX_SET = frozenset({"ts", "tsb", "lvl", "lvlb", "logger", "glogb", "glog", "vllm", "hfb", "dslvl", "pylog", "uvi"})
+_CTX_SET = frozenset({"syslog", "ts", "tsb", "lvl", "lvlb", "logger", "glogb", "glog", "vllm", "hfb", "dslvl", "pylog", "uvi"})
 _PFX_META = {
     n: (n + "_l" if f"?P<{n}_l>" in p else None, tuple(n + s for s in ("_f", "_g") if f"?P<{n}{s}>" in p))
     for n, p in _PFX_BRANCHES.items()
 }
-_ANSI_LOOSE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,512}(?:\x07|\x1b\\)?|\x1b|\[(?:\d{1,3};)*\d{1,3}m")
+_ANSI_LOOSE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,512}(?:\x07|\x1b\\)?|\x1b|(?:ESC|\^\[)?\[(?:\d{1,3};)*\d{1,3}m")
 _LEVEL_NORM = {"WARN": "WARNING", "FATAL": "CRITICAL", "I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}
 
 

@@ -72,6 +72,8 @@ _CODE_END = re.compile(r"^(?P<body>[^`\n]+)`[ \t]*$", re.M)
 """A line wrapped in Markdown's inline-code backticks, as people quote an error in an issue or a chat
 (`` `OSError: CUDA_HOME environment variable is not set.` ``), or the last line of a quoted block
 (`` RuntimeError: Socket Timeout` ``): the backticks are not part of it."""
+_BOLD_LINE = re.compile(r"^(?P<lead>[ \t]*)\*\*(?P<body>[^*\n]+?)\*\*[ \t]*$", re.M)
+"""A line in Markdown bold, as a forum post shows its error: `**OSError: [WinError 1455] …**`."""
 
 
 def _unglue(m: re.Match[str]) -> str:
@@ -108,6 +110,8 @@ def _extract(text: str) -> Signature:
     if "`" in text:
         text = _INLINE_CODE.sub(r"\g<lead>\g<body>", text)
         text = _CODE_END.sub(r"\g<body>", text)
+    if "**" in text:
+        text = _BOLD_LINE.sub(r"\g<lead>\g<body>", text)
     if "Traceback (most recent call last)" in text:
         text = _GLUED_TB.sub(_unglue, text)
     ex = _Extractor()
