@@ -29,8 +29,11 @@ DEALS = 5
 answers, one more wrong one moves precision by 0.004, and a single deal can be lucky or not."""
 HEADLINE = ("none_not_confident", "lao_not_confident", "right_top1_confident", "precision_confident")
 L2 = 0.001
-FALSE_ANSWER_COST = 2.0
-"""A confident wrong answer sends a user down the wrong path: it costs this many missed right answers."""
+FALSE_ANSWER_COST = 2.5
+"""A confident wrong answer sends a user down the wrong path: it costs this many missed right answers.
+At 2.0, after the pooled relabelling of 2026-11-26, the shipped model answered 10 more of the 173 real
+pastes rightly but 2 more wrongly and 2 more uncovered ones (a wrong answer for every 2.5 right ones at
+the margin); at 2.5 the real pastes keep the earlier 2 wrong answers."""
 
 
 @dataclass
