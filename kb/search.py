@@ -454,12 +454,20 @@ class Searcher:
             article_exceptions=tuple(sorted(a.exceptions)),
             matched_error=matched,
             condition=self._condition_text(ai),
-            rare_missing=tuple(t for t in self._rarest(c.q_tokens) if t not in have and t in self.df),
+            rare_missing=tuple(t for t in self._rarest(self._error_tokens(c)) if t not in have and t in self.df),
             unknown_words=tuple(dict.fromkeys(t for t in c.q_tokens if t not in self.df))[:3],
             sharing=self._sharing(a.templates[line], c.excluded) if line >= 0 else 1,
             query_subject=next(filter(None, map(subject, c.sig.lines)), None),
             article_subject=subject(a.error_lines[line]) if line >= 0 else None,
         )
+
+    def _error_tokens(self, c: "Candidates") -> list[str]:
+        """The words a reason may name as the paste's distinctive ones: those of its error lines and components
+        when it has error lines. The user's own words around them (`thanks`, `reproduce`, `你好`) are rare in
+        technical articles too, but saying an article lacks them tells the user nothing."""
+        if not c.sig.lines:
+            return c.q_tokens
+        return self.tokenizer("\n".join((*c.sig.lines, " ".join(c.sig.components))))
 
     def _condition_text(self, ai: int) -> str | None:
         import ast

@@ -199,3 +199,15 @@ def test_an_error_the_signature_cannot_read_is_still_searched(bundled):
         " 'cls.predictions.bias']  \n    - This IS expected if you are initializing BertModel from the checkpoint of a "
         "model trained on another task or with another architecture.")
     assert resp.results[0].article_id == "hf-weights-not-initialized"
+
+
+def test_a_reason_names_the_errors_missing_words_not_the_users_pleasantries(bundled):
+    """Technical articles rarely say `thanks` or `appreciate`, so those are among a paste's rarest words; a reason
+    that the article "lacks the paste's distinctive words `thanks`" would tell the user nothing."""
+    searcher = bundled.searcher()
+    c = searcher.gather("Hello, thanks a lot, I really appreciate any pointers, kindly advise\n"
+                        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+                        "capacity of 23.65 GiB of which 1.03 GiB is free.")
+    top = searcher.rank(c, searcher.weights)[0][1]
+    missing = searcher.context(c, top, None).rare_missing
+    assert not {"thanks", "appreciate", "kindly", "pointers", "hello"} & set(missing), missing
