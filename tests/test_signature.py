@@ -1652,3 +1652,38 @@ def test_shapes_from_batch_h_real_pastes() -> None:
     assert "fail due to a error." in s.prose
     # a forum post's error in Markdown bold
     assert extract("**RuntimeError: CUDA error: out of memory**").lines == ("RuntimeError: CUDA error: out of memory",)
+
+
+def test_shapes_from_batch_i_real_pastes() -> None:
+    """From real pastes (DeepSpeed-Chat, accelerate, apex issues)."""
+    # the user's lead-in and the error on one line
+    s = extract("Hi, I'm having this issue: Watchdog caught collective operation timeout: WorkNCCL(SeqNum=80078...) "
+                "ran for 600026 milliseconds before timing out")
+    assert s.lines == ("Watchdog caught collective operation timeout: WorkNCCL(SeqNum=80078...) ran for 600026 "
+                       "milliseconds before timing out",)
+    assert s.prose == "Hi, I'm having this issue"
+    assert extract("I tried setting it again: it failed again and again").lines == ()
+    # the user's sentence right under the error, citing a link, is theirs, not the error's
+    s = extract("ModuleNotFoundError: No module named 'amp_C'\nI saw this error occurs in other scenarios "
+                "(https://github.com/NVIDIA/apex/issues/865), but not at the same place")
+    assert s.lines == ("ModuleNotFoundError: No module named 'amp_C'",)
+    assert "other scenarios" in s.prose
+    # a rank-prefixed log indented as a Markdown code block
+    s = extract("    [rank7]:[E816 01:45:40.183009389 ProcessGroupNCCL.cpp:607] [Rank 7] Watchdog caught collective "
+                "operation timeout: WorkNCCL(SeqNum=80078, OpType=BROADCAST, NumelIn=5056, NumelOut=5056, "
+                "Timeout(ms)=600000) ran for 600026 milliseconds before timing out.")
+    assert s.lines[0].startswith("[Rank 7] Watchdog caught")
+
+
+def test_a_py_spy_dump_gives_the_calls_of_a_hang() -> None:
+    """`py-spy dump` of a hung DeepSpeed job: the innermost calls say it waits on a JIT build's lock file."""
+    from kb.signature import frame_calls
+    calls = frame_calls('Thread 46930 (idle): "MainThread"\n'
+                        "    wait (torch/utils/file_baton.py:42)\n"
+                        "    _jit_compile (torch/utils/cpp_extension.py:1522)\n"
+                        "    load (torch/utils/cpp_extension.py:1284)\n"
+                        "    jit_load (deepspeed/ops/op_builder/builder.py:480)\n"
+                        "    __init__ (deepspeed/runtime/engine.py:377)\n"
+                        "    <module> (main.py:328)\n")
+    assert calls[:4] == ("wait", "_jit_compile", "load", "jit_load")
+    assert "__init__" not in calls and "<module>" not in calls

@@ -18,6 +18,8 @@ _GENERIC_CALLS = frozenset(
     forward wrapper inner _fn fn decorate_context wrapped new_func launch _run_module_as_main _run_code
     __init__ record_function wrapper_func _wrap func call _func invoke""".split())
 MAX_CALL_FRAMES = 12
+_PYSPY_FRAME = re.compile(r"^[ \t]+(?P<func>[\w<>.]{1,200}) \((?P<path>[^()\n]{1,500}\.py):\d{1,9}\)[ \t]*$", re.M)
+"""A frame of `py-spy dump`, the tool people reach for when training hangs."""
 
 
 def frame_calls(text: str) -> tuple[str, ...]:
@@ -29,12 +31,16 @@ def frame_calls(text: str) -> tuple[str, ...]:
     line has only these frames to go on. Generic wrappers (`forward`, `_call_impl`) say
     nothing and are left out; each call is kept once, at its deepest place.
     """
+    # A hang dumped by py-spy lists its frames as `    wait (torch/utils/file_baton.py:42)`, innermost first.
+    seen: dict[str, None] = {}
+    if ".py:" in text:
+        seen = dict.fromkeys(m.group("func") for m in _PYSPY_FRAME.finditer(text[-MAX_TEXT:])
+                             if m.group("func") not in _GENERIC_CALLS)
     if 'File "' not in text:
-        return ()  # most pastes: no frame, and no line to strip prefixes from
+        return tuple(seen)[:MAX_CALL_FRAMES]  # most pastes: no frame, and no line to strip prefixes from
     # Frames a logger printed (`(EngineCore_0 pid=61) ERROR 08-27 … [core.py:700]   File "…"`) are frames too.
     tail = "\n".join(_strip_prefixes(line)[3] if "File \"" in line or not line[:1].isspace() else line
                      for line in text[-MAX_TEXT:].split("\n"))
-    seen: dict[str, None] = {}
     for m in reversed(list(_FRAME_CALL.finditer(tail))):
         func = m.group("func")
         parts = [] if func in _GENERIC_CALLS else [func]

@@ -107,7 +107,7 @@ _NCCL_ERR = re.compile(r"nccl[A-Z]\w*Error")
 _SIGNAL_N = re.compile(r"[Ss]ignal \d+ \(SIG")
 _HUMAN = re.compile(
     r"\b(?:I|I'm|I've|my|we|our|me|help|please|anyone|how|why|what|does|is there|any idea|thanks|hi|hello"
-    r"|getting|get this|here is|here's|below)\b",
+    r"|getting|get this|here is|here's|below|he|she|he's|she's|they|they're|someone)\b",
     re.I,
 )
 _LOG_VERBS = re.compile(

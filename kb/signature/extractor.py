@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .model import MAX_LINE, MAX_OUT_LINE, _CONT_WINDOW, _FAIL_WINDOW
 from .vocab import _GENERIC_COMPONENTS
-from .mask import _DIGIT, _WS, _pkg_part
+from .mask import _DIGIT, _URL, _WS, _pkg_part
 from .prefixes import _PFX_FIRST, _component, _strip_prefixes
 from .classify import (
     _ASCII_SEG, _CARET, _CJK, _COMPILER_LOC, _EXC_FREE, _EXC_INLINE, _EXC_TB, _FAIL_FIELD, _FRAME,
@@ -183,6 +183,8 @@ class _Extractor:
             raw = raw[:MAX_LINE]
         if raw[:1] in _PFX_FIRST:
             key, level, comp, s = _strip_prefixes(raw)
+        elif raw[:1] in " \t" and raw.lstrip()[:5] == "[rank":
+            key, level, comp, s = _strip_prefixes(raw.lstrip())  # a log indented as a Markdown code block
         else:
             key, level, comp, s = "", None, None, raw
         ls = s.lstrip()
@@ -397,6 +399,9 @@ class _Extractor:
             # A new, separate exception (e.g. a second rank's error without a traceback).
             st.cont = None
             return False
+        if indent == 0 and not rec.cpp and self.prose_like(body) and _HUMAN.search(body):
+            st.cont = None  # the user's sentence right under the error ("I saw this error occurs in …")
+            return False
         if self._classify_cached(body, None) is not None:
             rec.details.append(body[:MAX_OUT_LINE])
             return True
@@ -540,12 +545,27 @@ class _Extractor:
             and self._inline_exception(st, key, pos, body)
         ):
             return True
-        if not inline and level is None and not key and indent < 4 and self.prose_like(body) and _HUMAN.search(body):
-            return False  # the user's own sentence ("training hangs after the first step, here is the log:")
+        if not inline and level is None and not key and indent < 4:
+            if ": " in body and self._after_lead_in(st, key, pos, body):
+                return True
+            if self.prose_like(body) and _HUMAN.search(body):
+                return False  # the user's own sentence ("training hangs after the first step, here is the log:")
         cls = self._classify_cached(body, level, True)
         if cls is None:
             return False
         self._signal(cls[0], cls[1], pos, body[:MAX_OUT_LINE])
+        return True
+
+    def _after_lead_in(self, st: _Stream, key: str, pos: int, body: str) -> bool:
+        """'Hi, I'm having this issue: Watchdog caught collective operation timeout: …': the user's words, then
+        the error on the same line. True if the part after the first colon reads as an error on its own."""
+        head, _, rest = body.partition(": ")
+        rest = rest.strip()
+        if len(rest) < 20 or not rest[0].isupper() or not _HUMAN.search(head) or not self.prose_like(head):
+            return False
+        if not self._free_line(st, key, pos, rest, None, 0, inline=True):
+            return False
+        self.prose.append((pos, head, True))
         return True
 
     def _inline_exception(self, st: _Stream, key: str, pos: int, body: str) -> bool:
@@ -569,7 +589,10 @@ class _Extractor:
 
     @staticmethod
     def prose_like(body: str) -> bool:
-        """Plain words, not a log message: 'Any idea what causes this?' (not 'Loading model...')."""
+        """Plain words, not a log message: 'Any idea what causes this?' (not 'Loading model...'). A link the
+        user cites ('as in https://github.com/NVIDIA/apex/issues/865') does not make a sentence a log line."""
+        if "://" in body:
+            body = _URL.sub("link", body)
         if len(body) < 8 or body.count("_") > 1 or body.count("/") > 1 or body.endswith("..."):
             return False  # the cheap tests first: each one alone rules a line out
         if len(_DIGIT.findall(body)) * 6 >= len(body) or len(body.split()) < 3:
