@@ -68,12 +68,15 @@ _PFX_NEXT = _by_char(_BRACKETS, ["glog", "vllm", "pylog", "uvi", "compose"], ["t
 _PFX_CTX = _by_char(_BRACKETS + ["lvlb"], ["lvl", "compose"], [], {})
 _PFX_CTX_LOGGER = _by_char(_BRACKETS + ["lvlb"], ["lvl", "logger", "compose"], [], {})
 _PFX_NCCL = _pfx_regex(["nccl"])
-_CTX_SET = frozenset({"syslog", "ts", "tsb", "lvl", "lvlb", "logger", "glogb", "glog", "vllm", "hfb", "dslvl", "pylog", "uvi"})
+_CTX_SET = frozenset({"syslog", "ts", "tsb", "lvl", "lvlb", "logger", "glogb", "glog", "vllm", "hfb", "dslvl", "pylog",
+                      "uvi"})
 _PFX_META = {
     n: (n + "_l" if f"?P<{n}_l>" in p else None, tuple(n + s for s in ("_f", "_g") if f"?P<{n}{s}>" in p))
     for n, p in _PFX_BRANCHES.items()
 }
-_ANSI_LOOSE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,512}(?:\x07|\x1b\\)?|\x1b|(?:ESC|\^\[)?\[(?:\d{1,3};)*\d{1,3}m")
+_ANSI_LOOSE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,512}(?:\x07|\x1b\\)?|\x1b"
+                         r"|(?:ESC|\^\[)?\[(?:\d{1,3};)*\d{1,3}m")
+"""Colour codes, also those whose ESC byte was lost in copy-paste or shown as the letters `ESC` or `^[`."""
 _LEVEL_NORM = {"WARN": "WARNING", "FATAL": "CRITICAL", "I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}
 
 
