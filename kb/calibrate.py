@@ -9,9 +9,9 @@ Rows come from the eval queries as search really answers them:
 Cross-validation is grouped by article: a query, its leave-article-out twin and every
 other query about the same article sit in the same fold, and so does every article a query
 names as relevant together with everything those articles answer (`article_groups`), so no
-figure is measured on an article the model saw. Thresholds are chosen inside each training fold too. Only the
-out-of-fold figures are reported, averaged over several deals of articles into folds; the
-shipped model is then fitted on all rows.
+figure is measured on an article the model saw. Thresholds are chosen inside each training
+fold too. Only the out-of-fold figures are reported, averaged over several deals of articles
+into folds; the shipped model is then fitted on all rows.
 """
 
 from __future__ import annotations

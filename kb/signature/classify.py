@@ -95,8 +95,6 @@ _STRONG_PHRASES = (
     "permission denied", "mismatch", "not compatible with",
 )
 _REQUIREMENT = re.compile(r"\bonly supports? .{1,80}(?:or newer|or later|or above|or higher|>=)")
-"""A hardware or version requirement the running setup fails: `FlashAttention only supports Ampere GPUs or
-newer.`, `Triton only supports devices of CUDA Capability >= 7.0`. No error word, but an error all the same."""
 _PIP_GENERIC = (
     "error: subprocess-exited-with-error", "error: failed building", "error: could not build", "error: failed to build",
     "error: command",
@@ -116,8 +114,9 @@ _LOG_VERBS = re.compile(
     r"|Allowing ninja|Preparing|Uninstalling|Starting|Started|Waiting|Applying|Launching|Map|Tokeniz"
     r"|Generating|Converting|Resolving|Stored in|Obtaining|Looking in|Checking)\b"
 )
-_PROSE_EN = re.compile(r"[A-Za-z][\w ,'\u2019?!.:;()/\"`%~+-]*$")
-_PROSE_HEAD = re.compile(r"[A-Za-z][\w ,'\u2019?!.:;()/\"`%~+=-]*$")
+_PROSE_CHARS = r"\w ,'\u2019?!.:;()/\"`%~+-"
+_PROSE_EN = re.compile(rf"[A-Za-z][{_PROSE_CHARS}]*$")
+_PROSE_HEAD = re.compile(rf"[A-Za-z][={_PROSE_CHARS}]*$")
 """The words before an exception named mid-sentence: like prose, but they may quote code (`local_rank==0`)."""
 _CJK = re.compile(f"[{EAST_ASIAN}]")
 _ASCII_SEG = re.compile(r"[\x20-\x7e]{12,}")
@@ -179,6 +178,12 @@ def _is_command(body: str) -> bool:
         _PROMPT.match(body) is not None)
 
 
+def _is_requirement(low: str) -> bool:
+    """A hardware or version requirement the running setup fails: `FlashAttention only supports Ampere GPUs or
+    newer.`, `Triton only supports devices of CUDA Capability >= 7.0`. No error word, but an error all the same."""
+    return "only support" in low and _REQUIREMENT.search(low) is not None
+
+
 def _kw_hit(low: str) -> bool:
     """Cheap gate: could this lowercased line be a signal at all?"""
     if (
@@ -197,7 +202,7 @@ def _kw_hit(low: str) -> bool:
         return True
     if not _KW_WORDS.isdisjoint(_tokens(low)):
         return True
-    if "only support" in low and _REQUIREMENT.search(low):
+    if _is_requirement(low):
         return True
     if "not " in low or "no " in low or "n't" in low or "non-" in low:
         return "not found" in low or "no such" in low or "no module" in low or "can't" in low or (
@@ -298,7 +303,7 @@ def _signal_class(body: str, low: str) -> tuple[int, int] | None:
     toks = _tokens(low)
     if any(p in low for p in _STRONG_PHRASES) or b"oom" in toks or (
         "expected" in low and ("but got" in low or "but found" in low or "but received" in low)
-    ) or "only support" in low and _REQUIREMENT.search(low):
+    ) or _is_requirement(low):
         return (3, 2)
     if low.startswith("error:") and not low.startswith(_PIP_GENERIC):
         return (3, 3)

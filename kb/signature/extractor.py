@@ -399,7 +399,7 @@ class _Extractor:
             # A new, separate exception (e.g. a second rank's error without a traceback).
             st.cont = None
             return False
-        if indent == 0 and not rec.cpp and self.prose_like(body) and _HUMAN.search(body):
+        if indent == 0 and not rec.cpp and self.users_sentence(body):
             st.cont = None  # the user's sentence right under the error ("I saw this error occurs in …")
             return False
         if self._classify_cached(body, None) is not None:
@@ -548,7 +548,7 @@ class _Extractor:
         if not inline and level is None and not key and indent < 4:
             if ": " in body and self._after_lead_in(st, key, pos, body):
                 return True
-            if self.prose_like(body) and _HUMAN.search(body):
+            if self.users_sentence(body):
                 return False  # the user's own sentence ("training hangs after the first step, here is the log:")
         cls = self._classify_cached(body, level, True)
         if cls is None:
@@ -561,7 +561,7 @@ class _Extractor:
         the error on the same line. True if the part after the first colon reads as an error on its own."""
         head, _, rest = body.partition(": ")
         rest = rest.strip()
-        if len(rest) < 20 or not rest[0].isupper() or not _HUMAN.search(head) or not self.prose_like(head):
+        if len(rest) < 20 or not rest[0].isupper() or not self.users_sentence(head):
             return False
         if not self._free_line(st, key, pos, rest, None, 0, inline=True):
             return False
@@ -586,6 +586,11 @@ class _Extractor:
             self.prose.append((pos, head, True))
         self._new_exc(st, key, pos, m.group("type"), rest)
         return True
+
+    @classmethod
+    def users_sentence(cls, body: str) -> bool:
+        """A sentence a person wrote ('here is the log:', 'I saw this error occurs in …'), not a log line."""
+        return cls.prose_like(body) and _HUMAN.search(body) is not None
 
     @staticmethod
     def prose_like(body: str) -> bool:
