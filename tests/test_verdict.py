@@ -80,6 +80,23 @@ def test_numbers_that_contradict_an_article_keep_it_from_answering(bundled):
     assert not (tight.results[0].article_id == "oom-fragmentation-expandable-segments" and tight.confident)
 
 
+LOAD_MISMATCH = ("RuntimeError: Error(s) in loading state_dict for PeftModelForCausalLM:\n"
+                 "\tsize mismatch for base_model.model.{name}: copying a param with shape torch.Size([{saved}]) "
+                 "from checkpoint, the shape in current model is torch.Size([{now}]).")
+
+
+@pytest.mark.parametrize("name, saved, now, cause", [
+    ("model.layers.3.mlp.gate_proj.lora_B.default.weight", "0", "14336, 8", "ds-zero3-saved-weights-empty"),
+    ("model.embed_tokens.modules_to_save.default.weight", "128264, 4096", "128256, 4096",
+     "peft-resized-embeddings-modules-to-save"),
+    ("model.layers.0.self_attn.q_proj.lora_A.weight", "8, 5120", "8, 4096", "peft-adapter-load-size-mismatch"),
+])
+def test_which_parameter_and_shape_mismatch_decides_the_cause(bundled, name, saved, now, cause):
+    """Every load-time size mismatch shares one template; the shapes say which of three causes it is."""
+    top = bundled.search(LOAD_MISMATCH.format(name=name, saved=saved, now=now)).results[0]
+    assert top.article_id == cause and top.evidence.facts == 1.0
+
+
 def test_leaving_the_right_article_out_turns_a_confident_answer_into_no_answer(bundled):
     paste = ("ValueError: Must flatten tensors with uniform dtype but got torch.bfloat16 and torch.float32")
     covered = bundled.search(paste)
