@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .verdict import MODEL_FEATURES, SIGNS, Evidence, vetoed
+from .verdict import MODEL_FEATURES, SIGNS, Evidence, verdict_kind
 
 FOLDS = 5
 DEALS = 5
@@ -173,10 +173,8 @@ def out_of_fold(rows: list[Row], drop: frozenset[str] = frozenset(), seed: int =
         answer_at, maybe_at = choose_thresholds(predict(w, x[train]), y[train])
         p = predict(w, x[test])
         for i, pi in zip(np.nonzero(test)[0], p):
-            kind = "answer" if pi >= answer_at else "maybe" if pi >= maybe_at else "none"
-            if kind == "answer" and rows[i].evidence is not None and vetoed(rows[i].evidence):
-                kind = "maybe"  # as kb/verdict.decide() does
-            verdicts[i] = kind
+            ev = rows[i].evidence
+            verdicts[i] = "none" if ev is None else verdict_kind(pi, answer_at, maybe_at, ev)
     return verdicts
 
 

@@ -164,16 +164,33 @@ class Context:
     article_subject: str | None = None
 
 
+QUOTED_LINE = 0.9
+"""Error-template match at or above which the top article quotes the paste's own error line."""
+
+
+def verdict_kind(confidence: float, answer_at: float, maybe_at: float, top: Evidence) -> str:
+    """answer / maybe / none for a top result (kb/calibrate.py measures exactly this).
+
+    The probability decides, within two rules: a vetoed article is never the answer (and with no
+    word in common not even related); an article that quotes the paste's error line is never
+    `none`, because "no article for this error" would be false: it is `maybe`, the cause to check."""
+    kind = "answer" if confidence >= answer_at else "maybe" if confidence >= maybe_at else "none"
+    veto = vetoed(top)
+    if veto == "no_words":
+        return "none"
+    if veto:
+        return "none" if kind == "none" else "maybe"
+    return "maybe" if kind == "none" and top.template >= QUOTED_LINE else kind
+
+
 def decide(model: ConfidenceModel, top: Evidence | None, confidence: float, ctx: Context) -> Verdict:
     """The verdict for a response whose top result has this evidence and confidence."""
     if top is None:
         return Verdict("none", "no article in the knowledge base matched any word of this error")
-    kind = "answer" if confidence >= model.answer_at else "maybe" if confidence >= model.maybe_at else "none"
+    kind = verdict_kind(confidence, model.answer_at, model.maybe_at, top)
     veto = vetoed(top)
     if veto is None:
         return Verdict(kind, _support(top, ctx) if kind == "answer" else _doubt(model, top, ctx))
-    # Vetoed: never an answer; with no word in common, not even related.
-    kind = "none" if veto == "no_words" else min(kind, "maybe", key=("none", "maybe", "answer").index)
     if veto != "no_words" and ctx.exception and not ctx.exception_known:
         veto = "exc_unknown"  # the most telling thing to say, whichever evidence vetoed
     return Verdict(kind, _DOUBTS[veto](top, ctx) or "the closest article does not fit this paste")

@@ -27,11 +27,13 @@ def main() -> None:
             c["first"] += right
             c["top5"] += any(i in q.relevant for i in ids)
             c["confident right" if right else "confident wrong"] += resp.confident
+            c[f"first {resp.verdict}"] += right
         else:
             c["uncovered"] += 1
             c[f"uncovered {resp.verdict}"] += 1
     print(f"covered {c['covered']}: first {c['first']}, top 5 {c['top5']}, "
           f"confident right {c['confident right']}, confident wrong {c['confident wrong']}")
+    print(f"  right first, verdict: answer {c['first answer']}, maybe {c['first maybe']}, none {c['first none']}")
     print(f"uncovered {c['uncovered']}: none {c['uncovered none']}, maybe {c['uncovered maybe']}, "
           f"answer {c['uncovered answer']}")
 

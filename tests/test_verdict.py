@@ -107,6 +107,20 @@ def test_leaving_the_right_article_out_turns_a_confident_answer_into_no_answer(b
     assert missing.verdict != "answer" and missing.reason
 
 
+def test_an_article_that_quotes_the_error_line_is_never_no_article():
+    """Low confidence with the paste's own error line in the article: `maybe` (check its cause),
+    not "the knowledge base has no article for this error"; unless evidence rules the article out."""
+    from kb.verdict import QUOTED_LINE, Evidence, verdict_kind
+
+    quoted = Evidence(lexical=0.8, expansion=0.1, dense=None, template=QUOTED_LINE, template_share=1.0,
+                      component=0.0, coverage=0.3, unknown=0.1)
+    assert verdict_kind(0.1, answer_at=0.7, maybe_at=0.45, top=quoted) == "maybe"
+    assert verdict_kind(0.9, answer_at=0.7, maybe_at=0.45, top=quoted) == "answer"
+    assert verdict_kind(0.1, 0.7, 0.45, replace(quoted, template=0.6)) == "none"
+    assert verdict_kind(0.1, 0.7, 0.45, replace(quoted, facts=-1.0)) == "none"  # its numbers contradict it
+    assert verdict_kind(0.9, 0.7, 0.45, replace(quoted, facts=-1.0)) == "maybe"
+
+
 def test_confidence_never_rises_down_the_ranking_and_matches_the_verdict(bundled):
     for q in ["CUDA out of memory", "NCCL timeout during all_reduce", "显存不足 怎么办", "deepspeed zero3 save checkpoint"]:
         resp = bundled.search(q, top_k=8)
