@@ -43,6 +43,9 @@ class RankingWeights:
     component: float
     calls: float
     facts: float
+    """Per unit of `facts` when the paste's numbers satisfy the article's `applies_when`."""
+    facts_against: float
+    """Per unit when they contradict it: the article itself says it does not apply."""
 
     @classmethod
     def load(cls, path: Path = RANKING_FILE) -> "RankingWeights":

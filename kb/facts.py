@@ -51,21 +51,31 @@ _NUMBER_FACTS: dict[str, tuple[re.Pattern[str], ...]] = {
 # `size mismatch for NAME: copying a param with shape torch.Size([a, b]) from checkpoint, the shape in current
 # model is torch.Size([c, d])`: which parameter and which shape decide between the usual causes (a ZeRO-3 save that
 # wrote empty placeholders, `[0]`; an enlarged vocabulary, embeddings or LM head; an adapter for another base model).
-_SIZE_MISMATCH = re.compile(r"size mismatch for ([\w.]+): copying a param with shape (?:torch\.Size\()?\[([\d,\s]*)\]")
+_SIZE_MISMATCH = re.compile(r"size mismatch for ([\w.]+): copying a param with shape (?:torch\.Size\()?\[([\d,\s]*)\]"
+                            r"(?:\)?,? from checkpoint, the shape in current model is (?:torch\.Size\()?\[([\d,\s]*)\])?")
 _EMBEDDING_PARAM = re.compile(r"(?:^|\.)(?:embed_tokens|lm_head|wte|word_embeddings|embed_out|embed_in|shared|output_layer)\.")
 
 
+def _numel(dims: str) -> int:
+    n = 1
+    for d in re.findall(r"\d+", dims):
+        n *= int(d)
+    return n
+
+
 def _shape_facts(text: str) -> dict[str, float]:
-    """`checkpoint_numel`: elements of the first mismatched parameter as saved (0: an empty placeholder);
-    `embedding_mismatch`: 1 when a non-empty embedding or LM-head parameter is among the mismatched ones."""
-    found = [(name, [int(d) for d in re.findall(r"\d+", dims)]) for name, dims in _SIZE_MISMATCH.findall(text)]
+    """`checkpoint_numel` / `model_numel`: elements of the first mismatched parameter as saved and as the
+    model has it (0: an empty ZeRO-3 placeholder); `embedding_mismatch`: 1 when a non-empty embedding or
+    LM-head parameter is among the mismatched ones."""
+    found = _SIZE_MISMATCH.findall(text)
     if not found:
         return {}
-    numel = 1
-    for d in found[0][1]:
-        numel *= d
-    embedding = any(dims and all(dims) and _EMBEDDING_PARAM.search(name + ".") for name, dims in found)
-    return {"checkpoint_numel": float(numel), "embedding_mismatch": 1.0 if embedding else 0.0}
+    facts = {"checkpoint_numel": float(_numel(found[0][1]))}
+    if found[0][2]:
+        facts["model_numel"] = float(_numel(found[0][2]))
+    embedding = any(_numel(saved) and _EMBEDDING_PARAM.search(name + ".") for name, saved, _ in found)
+    facts["embedding_mismatch"] = 1.0 if embedding else 0.0
+    return facts
 
 
 def extract_facts(text: str) -> dict[str, float]:
@@ -97,7 +107,7 @@ def extract_facts(text: str) -> dict[str, float]:
     return facts
 
 
-FACT_NAMES = frozenset(_SIZE_FACTS) | frozenset(_NUMBER_FACTS) | {"checkpoint_numel", "embedding_mismatch"}
+FACT_NAMES = frozenset(_SIZE_FACTS) | frozenset(_NUMBER_FACTS) | {"checkpoint_numel", "model_numel", "embedding_mismatch"}
 
 _COMPARE = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
             ast.Eq: operator.eq, ast.NotEq: operator.ne}

@@ -340,7 +340,7 @@ class Searcher:
         # language; a paste with error strings has exact evidence and leans on it far less.
         bilingual = (w.expansion * exp + w.bridge * bridge) * np.where(prose > 0, 1.0 + w.cross_boost * cross, w.code_bilingual)
         return (w.lexical * lex + bilingual + w.dense * dense + w.template * tpl + w.component * comp
-                + w.calls * calls + w.facts * facts)
+                + w.calls * calls + np.where(facts < 0, w.facts_against, w.facts) * facts)
 
     def rank(self, c: "Candidates", weights: RankingWeights) -> list[tuple[float, int]]:
         scores = self.score_matrix(c.features, weights) if len(c.pool) else np.zeros(0)

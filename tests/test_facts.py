@@ -38,11 +38,15 @@ def test_collective_and_hardware_facts():
 def test_load_size_mismatch_facts():
     line = ("size mismatch for model.embed_tokens.weight: copying a param with shape torch.Size([0]) from checkpoint, "
             "the shape in current model is torch.Size([32000, 4096]).")
-    assert extract_facts(line) == {"checkpoint_numel": 0.0, "embedding_mismatch": 0.0}  # empty, not resized
+    model = 32000.0 * 4096
+    assert extract_facts(line) == {"checkpoint_numel": 0.0, "model_numel": model, "embedding_mismatch": 0.0}
     resized = line.replace("[0]", "[32003, 4096]").replace("model.embed_tokens", "base_model.model.lm_head")
-    assert extract_facts(resized) == {"checkpoint_numel": 32003.0 * 4096, "embedding_mismatch": 1.0}
+    assert extract_facts(resized) == {"checkpoint_numel": 32003.0 * 4096, "model_numel": model,
+                                      "embedding_mismatch": 1.0}
     assert extract_facts(line.replace("embed_tokens", "layers.0.q_proj.lora_A").replace("[0]", "[8, 5120]")) == {
-        "checkpoint_numel": 40960.0, "embedding_mismatch": 0.0}
+        "checkpoint_numel": 40960.0, "model_numel": model, "embedding_mismatch": 0.0}
+    # loading into a ZeRO-3-partitioned model: the model's side is the empty one
+    assert extract_facts(line.replace("[0]", "[4096, 1024]").replace("[32000, 4096]", "[0]"))["model_numel"] == 0
 
 
 def test_a_condition_is_supported_contradicted_or_silent():

@@ -1675,6 +1675,14 @@ def test_shapes_from_batch_i_real_pastes() -> None:
     assert s.lines[0].startswith("[Rank 7] Watchdog caught")
 
 
+def test_a_log_line_with_the_users_question_after_it_on_the_same_line() -> None:
+    """From batch J: a tool's message, then the question in Chinese on the same line."""
+    s = extract("### Solutions\n\nSetting `pad_token_id` to `eos_token_id`:2 for open-end generation.   如何修改参数？")
+    assert s.lines == ("Setting `pad_token_id` to `eos_token_id`:2 for open-end generation.",)
+    # the user's own English words before the Chinese are not a log line
+    assert extract("We use deepspeed zero3 to train 训练卡住了").lines == ()
+
+
 def test_a_py_spy_dump_gives_the_calls_of_a_hang() -> None:
     """`py-spy dump` of a hung DeepSpeed job: the innermost calls say it waits on a JIT build's lock file."""
     from kb.signature import frame_calls

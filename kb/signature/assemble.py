@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from itertools import islice
 
 from .model import MAX_COMPONENTS, MAX_LINE, MAX_OUT_LINE, MAX_PROSE, MAX_SIGNAL_LINES, MAX_WARNING_LINES, Signature
 from .vocab import _LIBS, _POINTS_ELSEWHERE, _WRAPPERS
 from .mask import _WS, _pkg_part, mask
 from .prefixes import _strip_prefixes
+from ..text import EAST_ASIAN
 from .classify import _CARET, _FRAME, _HUMAN, _TAIL_OK, _is_boilerplate, _is_noise
 from .extractor import _Exc, _Extractor
 
@@ -140,14 +142,19 @@ def _tail_lines(ex: _Extractor) -> list[tuple[tuple[int, int, int], str]]:
     cut = _cut_frames(ex)
     if cut:
         return cut
-    prose_pos = {p for p, _, _ in ex.prose}
+    prose_pos = {p: cjk for p, _, cjk in ex.prose}
     out: list[tuple[tuple[int, int, int], str]] = []
     lines = ex.lines
     last = islice((p for p in range(len(lines) - 1, -1, -1) if lines[p]), 8)
     for pos in last:
         raw = lines[pos]
         if pos in prose_pos:
-            continue
+            # The line a tool printed, then the user's question in Chinese on the same line
+            # ("Setting `pad_token_id` to `eos_token_id`:2 for open-end generation. 如何修改参数？").
+            lead = _LEADING_ASCII.match(raw) if prose_pos[pos] else None
+            if lead is None or _Extractor.users_sentence(lead.group(0).strip()):
+                continue
+            raw = lead.group(0)
         _, _, _, rest = _strip_prefixes(raw[:MAX_LINE])
         body = rest.strip()
         if len(body) < 8 or _is_noise(body) or _is_boilerplate(body):
@@ -159,6 +166,9 @@ def _tail_lines(ex: _Extractor) -> list[tuple[tuple[int, int, int], str]]:
             break
     return out
 
+
+_LEADING_ASCII = re.compile(rf"[ \t]*[\x21-\x7e][\x20-\x7e]{{11,}}(?=[{EAST_ASIAN}])")
+"""A line's English start, up to where Chinese begins."""
 
 _CUT_FRAMES = 3
 
