@@ -1681,6 +1681,10 @@ def test_a_log_line_with_the_users_question_after_it_on_the_same_line() -> None:
     assert s.lines == ("Setting `pad_token_id` to `eos_token_id`:2 for open-end generation.",)
     # the user's own English words before the Chinese are not a log line
     assert extract("We use deepspeed zero3 to train 训练卡住了").lines == ()
+    # nor is their sentence citing a Markdown link
+    s = extract("However, when I ran [NCCL_tests](https://github.com/NVIDIA/nccl-tests), I got an error:\n"
+                "RuntimeError: NCCL Error 2: unhandled system error")
+    assert s.lines == ("RuntimeError: NCCL Error 2: unhandled system error",)
 
 
 def test_a_py_spy_dump_gives_the_calls_of_a_hang() -> None:

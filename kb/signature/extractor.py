@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .model import MAX_LINE, MAX_OUT_LINE, _CONT_WINDOW, _FAIL_WINDOW
 from .vocab import _GENERIC_COMPONENTS
-from .mask import _DIGIT, _URL, _WS, _pkg_part
+from .mask import _DIGIT, _MD_LINK, _URL, _WS, _pkg_part
 from .prefixes import _PFX_FIRST, _component, _strip_prefixes
 from .classify import (
     _ASCII_SEG, _CARET, _CJK, _COMPILER_LOC, _EXC_FREE, _EXC_INLINE, _EXC_TB, _FAIL_FIELD, _FRAME,
@@ -595,9 +595,10 @@ class _Extractor:
     @staticmethod
     def prose_like(body: str) -> bool:
         """Plain words, not a log message: 'Any idea what causes this?' (not 'Loading model...'). A link the
-        user cites ('as in https://github.com/NVIDIA/apex/issues/865') does not make a sentence a log line."""
+        user cites ('as in https://github.com/NVIDIA/apex/issues/865', or a Markdown link) does not make a
+        sentence a log line."""
         if "://" in body:
-            body = _URL.sub("link", body)
+            body = _MD_LINK.sub(r"\1", _URL.sub("link", body))
         if len(body) < 8 or body.count("_") > 1 or body.count("/") > 1 or body.endswith("..."):
             return False  # the cheap tests first: each one alone rules a line out
         if len(_DIGIT.findall(body)) * 6 >= len(body) or len(body.split()) < 3:

@@ -18,6 +18,8 @@ _URL = re.compile(
     r"[^\s<>()\[\]'\"`]*[^\s<>()\[\]'\"`.,;:!?]",
     _A,
 )
+_MD_LINK = re.compile(r"\[([^\]\n]{1,120})\]\((?:link|[^)\s]{1,500})\)")
+"""A Markdown link, `[nccl-tests](https://github.com/NVIDIA/nccl-tests)`: in a sentence, its words are the text."""
 # Path: lookbehinds sit after the first literal so the scan can skip ahead fast.
 _PC = r"[^\s:'\"`,;()\[\]{}<>|=*?]"
 _NOT_BEFORE_PATH = r"[\w.~/\\>:-]"
