@@ -1687,6 +1687,17 @@ def test_a_log_line_with_the_users_question_after_it_on_the_same_line() -> None:
     assert s.lines == ("RuntimeError: NCCL Error 2: unhandled system error",)
 
 
+def test_the_tokenizers_fork_warning_not_its_advice() -> None:
+    """From batch K: huggingface/tokenizers' warning is the signal; 'To disable this warning, you can either:'
+    under it is advice every such warning prints."""
+    s = extract("huggingface/tokenizers: The current process just got forked, after parallelism has already been "
+                "used. Disabling parallelism to avoid deadlocks...\nTo disable this warning, you can either:\n"
+                "\t- Avoid using `tokenizers` before the fork if possible\n"
+                "\t- Explicitly set the environment variable TOKENIZERS_PARALLELISM=(true | false)\n 报错信息如上.")
+    assert s.lines == ("huggingface/tokenizers: The current process just got forked, after parallelism has already "
+                       "been used. Disabling parallelism to avoid deadlocks...",)
+
+
 def test_a_py_spy_dump_gives_the_calls_of_a_hang() -> None:
     """`py-spy dump` of a hung DeepSpeed job: the innermost calls say it waits on a JIT build's lock file."""
     from kb.signature import frame_calls

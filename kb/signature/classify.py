@@ -71,6 +71,7 @@ _BP_SUBSTR = (
     "See above for output", "See above for details", "Please run the following command to get more information",
     "Welcome to bitsandbytes", "not a git repository", "submit this information together with your error trace",
     "Unable to find hostfile, will proceed with training with local",  # every single-node DeepSpeed run
+    "To disable this warning, you can either",  # huggingface/tokenizers' advice under its fork warning
     # NCCL_DEBUG=INFO probes every start prints (an optional plugin or InfiniBand library not found, then a fallback)
     "NCCL INFO NET/Plugin", "NCCL INFO Failed to open libibverbs",
 )
@@ -79,13 +80,13 @@ _KW_WORDS = frozenset(
     w.encode()
     for w in """terminate terminated terminating undefined cannot unable unsupported invalid illegal segfault
     segmentation dumped oom timeout timeouts timed expected mismatch mismatched incompatible denied refused signal
-    sigkill sigsegv sigabrt sigbus sigterm deprecated deprecation nan inf hang hangs hanging stuck deadlock problem
+    sigkill sigsegv sigabrt sigbus sigterm deprecated deprecation nan inf hang hangs hanging stuck deadlock deadlocks problem
     corrupt corrupted overflow exitcode""".split()
 )
 _GENERIC_WORDS = frozenset(
     w.encode()
     for w in """error errors failed failure fatal abort aborted aborting timeout cannot invalid illegal incompatible
-    unsupported denied deadlock hang hangs hanging stuck""".split()
+    unsupported denied deadlock deadlocks hang hangs hanging stuck""".split()
 )
 _WARN_WORDS = frozenset(w.encode() for w in "warn warning warnings deprecated".split())
 _STRONG_PHRASES = (
