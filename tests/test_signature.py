@@ -1698,6 +1698,14 @@ def test_the_tokenizers_fork_warning_not_its_advice() -> None:
                        "been used. Disabling parallelism to avoid deadlocks...",)
 
 
+def test_an_exception_quoted_in_a_sentence_that_greets_a_maintainer() -> None:
+    s = extract('Dear @FabianIsensee and folks: I ran into this (or at least a related) issue with "RuntimeError: '
+                'Failed to find C compiler. Please specify via CC environment variable." (including the whole error '
+                "log below just for reference). To clarify, I'm running the training code on an instance on Vast.ai:")
+    assert s.lines == ("RuntimeError: Failed to find C compiler. Please specify via CC environment variable.",)
+    assert "Dear @FabianIsensee" in s.prose
+
+
 def test_a_py_spy_dump_gives_the_calls_of_a_hang() -> None:
     """`py-spy dump` of a hung DeepSpeed job: the innermost calls say it waits on a JIT build's lock file."""
     from kb.signature import frame_calls

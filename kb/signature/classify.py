@@ -117,8 +117,9 @@ _LOG_VERBS = re.compile(
 )
 _PROSE_CHARS = r"\w ,'\u2019?!.:;()/\"`%~+-"
 _PROSE_EN = re.compile(rf"[A-Za-z][{_PROSE_CHARS}]*$")
-_PROSE_HEAD = re.compile(rf"[A-Za-z][={_PROSE_CHARS}]*$")
-"""The words before an exception named mid-sentence: like prose, but they may quote code (`local_rank==0`)."""
+_PROSE_HEAD = re.compile(rf"[A-Za-z][=@{_PROSE_CHARS}]*$")
+"""The words before an exception named mid-sentence: like prose, but they may quote code (`local_rank==0`)
+or greet someone (`Dear @maintainer: I ran into "RuntimeError: …"`)."""
 _CJK = re.compile(f"[{EAST_ASIAN}]")
 _ASCII_SEG = re.compile(r"[\x20-\x7e]{12,}")
 _WORD = re.compile(r"[A-Za-z]{2,}")
