@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
@@ -49,6 +50,9 @@ real error line in a template match, so `matched_error` shows the real error lin
 DENSE_QUERY_CHARS = 600
 """The signature text puts the exception and the user's words first; past this the model adds latency, not signal."""
 
+
+_IDENTIFIER = re.compile(r"[\d_./]|\w-\w")
+"""A token that is code, a file, a version or a model name rather than an everyday word."""
 
 FEATURES = ("lexical", "expansion", "bridge", "dense", "template", "component", "cross", "prose", "calls", "facts")
 """`cross`: the article is in the other language; `prose`: the query has no error string to match exactly;
@@ -463,10 +467,11 @@ class Searcher:
 
     def _error_tokens(self, c: "Candidates") -> list[str]:
         """The words a reason may name as the paste's distinctive ones: those of its error lines and components
-        when it has error lines. The user's own words around them (`thanks`, `reproduce`, `你好`) are rare in
-        technical articles too, but saying an article lacks them tells the user nothing."""
+        when it has error lines, else its identifiers (`data_path`, `main.py`, `sm_90`). The user's own words
+        (`thanks`, `however`, `updating`, `你好`) are rare in technical articles too, but saying an article
+        lacks them tells the user nothing."""
         if not c.sig.lines:
-            return c.q_tokens
+            return [t for t in c.q_tokens if _IDENTIFIER.search(t)]
         return self.tokenizer("\n".join((*c.sig.lines, " ".join(c.sig.components))))
 
     def _condition_text(self, ai: int) -> str | None:

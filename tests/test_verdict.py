@@ -241,3 +241,8 @@ def test_a_reason_names_the_errors_missing_words_not_the_users_pleasantries(bund
     top = searcher.rank(c, searcher.weights)[0][1]
     missing = searcher.context(c, top, None).rare_missing
     assert not {"thanks", "appreciate", "kindly", "pointers", "hello"} & set(missing), missing
+    # with no error line at all, only the paste's identifiers may be named
+    c = searcher.gather("However, after removing --use_compile and updating precision to 16-mixed in train_t5.py, "
+                        "the loss is weird")
+    missing = searcher.context(c, searcher.rank(c, searcher.weights)[0][1], None).rare_missing
+    assert not {"however", "removing", "updating", "weird"} & set(missing), missing
