@@ -1704,6 +1704,10 @@ def test_an_exception_quoted_in_a_sentence_that_greets_a_maintainer() -> None:
                 "log below just for reference). To clarify, I'm running the training code on an instance on Vast.ai:")
     assert s.lines == ("RuntimeError: Failed to find C compiler. Please specify via CC environment variable.",)
     assert "Dear @FabianIsensee" in s.prose
+    # a numbered point of the user's, with a value in brackets, is their sentence, not an error line
+    s = extract('1) After removing "--use_compile" and updating "precision" to "16-mixed", I got a [nan.0] value at '
+                'each step during training.')
+    assert s.lines == () and "[nan.0]" in s.prose
 
 
 def test_a_py_spy_dump_gives_the_calls_of_a_hang() -> None:

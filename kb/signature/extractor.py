@@ -4,6 +4,8 @@ kb/signature/assemble.py turns what it collected into a `Signature`)."""
 
 from __future__ import annotations
 
+import re
+
 from .model import MAX_LINE, MAX_OUT_LINE, _CONT_WINDOW, _FAIL_WINDOW
 from .vocab import _GENERIC_COMPONENTS
 from .mask import _DIGIT, _MD_LINK, _URL, _WS, _pkg_part
@@ -54,6 +56,10 @@ class _Stream:
         self.fail_pos = 0
         self.cpp_type: str | None = None
         self.ignored = False
+
+
+_LIST_MARK = re.compile(r"(?:\(?\d{1,2}[.)]|[-*\u2022]) +(?=[A-Za-z])")
+_BRACKETS_AS_PARENS = str.maketrans("[]", "()")
 
 
 class _Extractor:
@@ -603,4 +609,6 @@ class _Extractor:
             return False  # the cheap tests first: each one alone rules a line out
         if len(_DIGIT.findall(body)) * 6 >= len(body) or len(body.split()) < 3:
             return False
+        # A numbered point of the user's ("1) After removing …, I got a [nan.0] value"): brackets read as parentheses.
+        body = _LIST_MARK.sub("", body, count=1).translate(_BRACKETS_AS_PARENS)
         return _PROSE_EN.match(body) is not None and _LOG_VERBS.match(body) is None
