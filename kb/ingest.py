@@ -133,8 +133,29 @@ def _as_tags(value, path: str) -> tuple[str, ...]:
     return tuple(str(t).strip() for t in value if str(t).strip())
 
 
+_PIPELINE = ("ingest.py", "facts.py", "text.py", "scraped.py", "parse.py", "chunk.py", "articles.py", "tokenize.py",
+             "glossary.py", "data/glossary.tsv", "signature")
+"""What turns an article file into index rows (sections, error templates, facts, tokens, expansion)."""
+
+
+def _pipeline_fingerprint() -> bytes:
+    root = Path(__file__).parent
+    h = hashlib.sha256()
+    for name in _PIPELINE:
+        path = root / name
+        for f in sorted(path.glob("*.py")) if path.is_dir() else [path]:
+            h.update(f.read_bytes())
+    return h.digest()
+
+
+_PIPELINE_FINGERPRINT = _pipeline_fingerprint()
+
+
 def content_hash(raw: bytes) -> str:
-    return hashlib.sha256(raw).hexdigest()
+    """The file's bytes and the code that reads them: after an upgrade that changes how articles are
+    parsed (a new error-line rule, a tokenizer fix), `kb ingest` re-reads unchanged files too, so
+    their templates and tokens match what queries get. Unchanged chunk text is still not re-encoded."""
+    return hashlib.sha256(_PIPELINE_FINGERPRINT + raw).hexdigest()
 
 
 def parse_document(raw: bytes, path: str, default_id: str | None = None) -> Document:

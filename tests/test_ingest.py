@@ -23,6 +23,16 @@ def test_second_ingest_does_no_work(kb, corpus_copy):
     assert report.unchanged == 5 and report.encoded_chunks == 0
 
 
+def test_an_upgrade_that_reads_articles_differently_rereads_them_without_reencoding(kb, corpus_copy, monkeypatch):
+    """A new kb whose parser finds other error lines must not keep the old index's templates for files
+    that did not change; their chunk text did not change either, so nothing is encoded again."""
+    from kb import ingest as reading
+
+    monkeypatch.setattr(reading, "_PIPELINE_FINGERPRINT", b"another version of the parser")
+    report = kb.ingest([corpus_copy])
+    assert len(report.updated) == 5 and report.unchanged == 0 and report.encoded_chunks == 0
+
+
 def test_edited_article_replaces_only_itself(kb, corpus_copy):
     before = kb.get_article("nccl-p2p-hang")
     path = corpus_copy / "nccl-p2p-hang.md"
