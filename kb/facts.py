@@ -63,6 +63,9 @@ def _numel(dims: str) -> int:
     return n
 
 
+_SHAPE_FACTS = ("checkpoint_numel", "model_numel", "embedding_mismatch")
+
+
 def _shape_facts(text: str) -> dict[str, float]:
     """`checkpoint_numel` / `model_numel`: elements of the first mismatched parameter as saved and as the
     model has it (0: an empty ZeRO-3 placeholder); `embedding_mismatch`: 1 when a non-empty embedding or
@@ -70,12 +73,10 @@ def _shape_facts(text: str) -> dict[str, float]:
     found = _SIZE_MISMATCH.findall(text)
     if not found:
         return {}
-    facts = {"checkpoint_numel": float(_numel(found[0][1]))}
-    if found[0][2]:
-        facts["model_numel"] = float(_numel(found[0][2]))
+    checkpoint, model = found[0][1], found[0][2]
     embedding = any(_numel(saved) and _EMBEDDING_PARAM.search(name + ".") for name, saved, _ in found)
-    facts["embedding_mismatch"] = 1.0 if embedding else 0.0
-    return facts
+    values = (float(_numel(checkpoint)), float(_numel(model)) if model else None, 1.0 if embedding else 0.0)
+    return {name: v for name, v in zip(_SHAPE_FACTS, values) if v is not None}
 
 
 def extract_facts(text: str) -> dict[str, float]:
@@ -107,7 +108,7 @@ def extract_facts(text: str) -> dict[str, float]:
     return facts
 
 
-FACT_NAMES = frozenset(_SIZE_FACTS) | frozenset(_NUMBER_FACTS) | {"checkpoint_numel", "model_numel", "embedding_mismatch"}
+FACT_NAMES = frozenset(_SIZE_FACTS) | frozenset(_NUMBER_FACTS) | frozenset(_SHAPE_FACTS)
 
 _COMPARE = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
             ast.Eq: operator.eq, ast.NotEq: operator.ne}
