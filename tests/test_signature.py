@@ -1587,6 +1587,13 @@ def test_real_issue_pastes_keep_the_error_and_drop_what_wraps_it() -> None:
     # an error quoted in Markdown backticks, under the user's "resulted in the following error:"
     s = focus(extract("resulted in the following error:\n\n`OSError: CUDA_HOME environment variable is not set.`\n**Error**"))
     assert s.exception == "OSError" and s.lines == ("OSError: CUDA_HOME environment variable is not set.",)
+    # ... and one with inline code of its own inside the backticks (vLLM's advice names its options)
+    s = focus(extract("**error:**\n`ValueError: The model's max seq len (32768) is larger than the maximum number of tokens "
+                      "that can be stored in KV cache (24320). Try increasing `gpu_memory_utilization` or decreasing "
+                      "`max_model_len` when initializing the engine.`"))
+    assert s.exception == "ValueError" and s.lines[0].startswith("ValueError: The model's max seq len (32768)")
+    # two code spans in a sentence are not a quoted line
+    assert extract("`pip install flash-attn` fails after `pip install torch`").exception is None
     # c10's C++ stack on Windows is not the error
     s = focus(extract("RuntimeError: FlashAttention only supports Ampere GPUs or newer.\n"
                       "00007FFF76662C2400007FFF76662B80 c10.dll!c10::Error::Error [<unknown file> @ <unknown line number>]"))

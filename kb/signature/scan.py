@@ -9,7 +9,7 @@ from itertools import accumulate
 from .model import MAX_LINE, MAX_TEXT, Signature
 from .mask import _ANSI_ESC
 from .prefixes import _ANSI_LOOSE, _strip_prefixes
-from .classify import _CJK, _kw_hit
+from .classify import _CJK, _kw_hit, is_error_line
 from .extractor import _Extractor
 from .assemble import assemble
 
@@ -72,6 +72,16 @@ _CODE_END = re.compile(r"^(?P<body>[^`\n]+)`[ \t]*$", re.M)
 """A line wrapped in Markdown's inline-code backticks, as people quote an error in an issue or a chat
 (`` `OSError: CUDA_HOME environment variable is not set.` ``), or the last line of a quoted block
 (`` RuntimeError: Socket Timeout` ``): the backticks are not part of it."""
+_WRAPPED_CODE = re.compile(r"^(?P<lead>[ \t]*)`(?!`)(?P<body>[^`\n][^\n]*?[^`\n])`[ \t]*$", re.M)
+"""The same, when the quoted line has inline code of its own (`` `ValueError: … Try increasing
+`gpu_memory_utilization` or …` ``): only the outer backticks go, and only when what they wrap is an
+error line (two code spans in a sentence, `` `a` or `b` ``, are left as they are)."""
+
+
+def _unwrap_code(m: re.Match[str]) -> str:
+    return m.group("lead") + m.group("body") if is_error_line(m.group("body")) else m.group(0)
+
+
 _BOLD_LINE = re.compile(r"^(?P<lead>[ \t]*)\*\*(?P<body>[^*\n]+?)\*\*[ \t]*$", re.M)
 """A line in Markdown bold, as a forum post shows its error: `**OSError: [WinError 1455] …**`."""
 
@@ -110,6 +120,7 @@ def _extract(text: str) -> Signature:
     if "`" in text:
         text = _INLINE_CODE.sub(r"\g<lead>\g<body>", text)
         text = _CODE_END.sub(r"\g<body>", text)
+        text = _WRAPPED_CODE.sub(_unwrap_code, text)
     if "**" in text:
         text = _BOLD_LINE.sub(r"\g<lead>\g<body>", text)
     if "Traceback (most recent call last)" in text:
