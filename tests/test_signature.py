@@ -1592,6 +1592,20 @@ def test_real_issue_pastes_keep_the_error_and_drop_what_wraps_it() -> None:
                       "that can be stored in KV cache (24320). Try increasing `gpu_memory_utilization` or decreasing "
                       "`max_model_len` when initializing the engine.`"))
     assert s.exception == "ValueError" and s.lines[0].startswith("ValueError: The model's max seq len (32768)")
+    # an issue title's tag is the user's label
+    s = focus(extract("[Bug]: vllm.engine.async_llm_engine.AsyncEngineDeadError: Background loop has errored already."))
+    assert s.exception == "vllm.engine.async_llm_engine.AsyncEngineDeadError"
+    # an issue template's ticked checklist is the user's, not an error ("cannot get the expected help")
+    s = focus(extract("- [x] 1. I have searched related issues but cannot get the expected help.\n"
+                      "- [x] 5. Please use English, otherwise it will be closed.\n"
+                      "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static."))
+    assert s.lines == ("RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",)
+    # an English error quoted after a colon in a Chinese sentence, with its own parentheses
+    s = focus(extract('系统会抛出错误提示:"The model\'s max seq len (32768) is larger than the maximum number of tokens '
+                      'that can be stored in KV cache (15248)"。'))
+    assert s.lines == ("The model's max seq len (32768) is larger than the maximum number of tokens that can be stored "
+                       "in KV cache (15248)",)
+    assert focus(extract("报错(ValueError: bad value (x))了")).lines == ("ValueError: bad value (x)",)
     # two code spans in a sentence are not a quoted line
     assert extract("`pip install flash-attn` fails after `pip install torch`").exception is None
     # c10's C++ stack on Windows is not the error

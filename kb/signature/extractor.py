@@ -58,8 +58,32 @@ class _Stream:
         self.ignored = False
 
 
-_LIST_MARK = re.compile(r"(?:\(?\d{1,2}[.)]|[-*\u2022]) +(?=[A-Za-z])")
+_LIST_MARK = re.compile(r"(?:[-*] +\[[ xX]\] +(?:\d{1,2}[.)] +)?|\(?\d{1,2}[.)] +|[-*\u2022] +)(?=[A-Za-z])")
+"""A point of the user's: numbered, bulleted, or ticked in an issue template's checklist (`- [x] 1. I have searched …`)."""
 _BRACKETS_AS_PARENS = str.maketrans("[]", "()")
+
+
+def _balanced(t: str) -> str:
+    """A segment cut out of a sentence, without the quotes and parentheses around it but with its
+    own (`… stored in KV cache (15248)`)."""
+    while True:
+        t = t.strip(" \"'`:;,.[]<>")
+        if t[:1] == "(" and (t.count("(") > t.count(")") or t[-1:] == ")" and _wraps(t)):
+            t = t[1:-1] if t[-1:] == ")" and _wraps(t) else t[1:]
+        elif t[-1:] == ")" and t.count(")") > t.count("("):
+            t = t[:-1]
+        else:
+            return t
+
+
+def _wraps(t: str) -> bool:
+    """True when the parenthesis opening `t` is the one closing it."""
+    depth = 0
+    for i, ch in enumerate(t):
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0:
+            return i == len(t) - 1
+    return False
 
 
 class _Extractor:
@@ -449,10 +473,10 @@ class _Extractor:
         found = False
         for m in _ASCII_SEG.finditer(body):
             seg = m.group(0)
-            t = seg.strip(" \"'`:;,.()[]<>")
+            t = _balanced(seg.strip(" \"'`:;,.[]<>"))
             if len(t) < 12:
                 continue
-            first = seg.lstrip()[:1]
+            first = seg.lstrip(" :")[:1]  # `错误提示:"The model's max seq len …"`: quoted after a colon
             before = body[m.start() - 1] if m.start() else ""
             quoted = (first != "" and first in "\"'`") or (before != "" and before in "\u201c\u300c\u300e\u2018")
             if self._free_line(st, key, pos, t, None, 0, inline=True) or (

@@ -82,6 +82,11 @@ def _unwrap_code(m: re.Match[str]) -> str:
     return m.group("lead") + m.group("body") if is_error_line(m.group("body")) else m.group(0)
 
 
+_ISSUE_TAG = re.compile(
+    r"^(?P<lead>[ \t]*)\[(?:bug|bug report|usage|question|help|installation|performance|misc|feature|feature request|"
+    r"doc|docs|rfc|new model)\]:? *", re.M | re.I)
+"""An issue title's tag, as issue templates make them (`[Bug]: vllm.engine…AsyncEngineDeadError: …`):
+the user's label, not part of the error line it comes before."""
 _BOLD_LINE = re.compile(r"^(?P<lead>[ \t]*)\*\*(?P<body>[^*\n]+?)\*\*[ \t]*$", re.M)
 """A line in Markdown bold, as a forum post shows its error: `**OSError: [WinError 1455] …**`."""
 
@@ -121,6 +126,8 @@ def _extract(text: str) -> Signature:
         text = _INLINE_CODE.sub(r"\g<lead>\g<body>", text)
         text = _CODE_END.sub(r"\g<body>", text)
         text = _WRAPPED_CODE.sub(_unwrap_code, text)
+    if "[" in text:
+        text = _ISSUE_TAG.sub(r"\g<lead>", text)
     if "**" in text:
         text = _BOLD_LINE.sub(r"\g<lead>\g<body>", text)
     if "Traceback (most recent call last)" in text:
