@@ -13,9 +13,13 @@ from dataclasses import dataclass, field
 from markdown_it import MarkdownIt
 
 SYMPTOM, ERROR, CAUSE, FIX, OTHER = "symptom", "error", "cause", "fix", "other"
+SUMMARY = "summary"
+"""The article told again in its other language (`## In English` under Chinese prose, `## 中文摘要` under
+English): what a question in that language finds it by. Never part of the root cause or fix fields."""
 
 # Order matters: the first kind whose pattern matches the heading wins.
 _HEADING_KINDS: list[tuple[str, re.Pattern]] = [
+    (SUMMARY, re.compile(r"^\s*(?:in english|english summary|中文摘要|中文概要)\s*$", re.I)),
     (FIX, re.compile(
         r"解决|修复|处理步骤|处理方法|最佳实践|规避|绕过|临时方案|怎么办|如何修|如何解决|排查步骤|修改方法|应对|"
         r"第[一二三四五六七八九十\d]+步|步骤|检查清单|\bstep \d|\bchecklist\b|"

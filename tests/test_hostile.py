@@ -26,11 +26,11 @@ from conftest import cli_env
 from kb.config import MAX_ARTICLE_BYTES
 from kb.errors import ArticleError
 from kb.ingest import Document, parse_document, valid_article_id
-from kb.parse import CAUSE, ERROR, FIX, OTHER, SYMPTOM, parse_sections
+from kb.parse import CAUSE, ERROR, FIX, OTHER, SUMMARY, SYMPTOM, parse_sections
 from kb.scraped import CleanPage, clean_scraped_page
 from kb.signature import TEXT_BUDGET, Signature, _extract, extract
 
-KINDS = {SYMPTOM, ERROR, CAUSE, FIX, OTHER}
+KINDS = {SYMPTOM, ERROR, CAUSE, FIX, OTHER, SUMMARY}
 MB = 1024 * 1024 - 64  # just under MAX_ARTICLE_BYTES, so parse_document parses rather than refuses
 BASE_BOUND_S = 5.0
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kb.chunk import chunk_sections
-from kb.parse import CAUSE, ERROR, FIX, SYMPTOM, classify_heading, parse_sections, section_text
+from kb.parse import CAUSE, ERROR, FIX, SUMMARY, SYMPTOM, classify_heading, parse_sections, section_text
 
 
 def test_heading_wordings_in_both_languages():
@@ -12,6 +12,7 @@ def test_heading_wordings_in_both_languages():
         "根本原因": CAUSE, "解决方案": FIX, "解决方法": FIX, "处理步骤": FIX, "最佳实践建议": FIX,
         "Symptom": SYMPTOM, "Error message": ERROR, "Why": CAUSE, "Root cause": CAUSE, "Fix": FIX,
         "Solution": FIX, "Workaround": FIX, "What finally worked": FIX, "Traceback": ERROR,
+        "In English": SUMMARY, "中文摘要": SUMMARY,
     }
     for heading, kind in cases.items():
         assert classify_heading(heading) == kind, heading
@@ -24,6 +25,15 @@ def test_sections_keep_heading_path_and_code():
     assert fix[0].heading_path == ("Option A",) or fix[0].heading_path[-1] == "Option A"
     assert "```bash\nexport NCCL_P2P_DISABLE=1\n```" in section_text(sections, FIX)
     assert section_text(sections, CAUSE) == "ACS."
+
+
+def test_summary_in_the_other_language_stays_out_of_cause_and_fix():
+    md = ("# 标题\n\n## 原因分析\n\n显存碎片。\n\n## 解决方案\n\n设置 `expandable_segments`。\n\n"
+          "## In English\n\nTraining dies with an OOM because the cache is fragmented; the fix is to set expandable segments.\n")
+    sections = parse_sections(md, "标题")
+    assert section_text(sections, CAUSE) == "显存碎片。"
+    assert section_text(sections, FIX) == "设置 `expandable_segments`。"
+    assert "cache is fragmented" in section_text(sections, SUMMARY)
 
 
 def test_headless_article_is_classified_by_content():
