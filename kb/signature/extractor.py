@@ -65,12 +65,19 @@ _BRACKETS_AS_PARENS = str.maketrans("[]", "()")
 
 def _balanced(t: str) -> str:
     """A segment cut out of a sentence, without the quotes and parentheses around it but with its
-    own (`… stored in KV cache (15248)`)."""
+    own (`… stored in KV cache (15248)`, `KeyError: 'qwen2'`)."""
     while True:
-        t = t.strip(" \"'`:;,.[]<>")
-        if t[:1] == "(" and (t.count("(") > t.count(")") or t[-1:] == ")" and _wraps(t)):
-            t = t[1:-1] if t[-1:] == ")" and _wraps(t) else t[1:]
-        elif t[-1:] == ")" and t.count(")") > t.count("("):
+        t = t.strip(" :;,.[]<>")
+        first, last = t[:1], t[-1:]
+        if len(t) > 1 and first == last and first in "\"'`":
+            t = t[1:-1]
+        elif first and first in "\"'`" and t.count(first) % 2:
+            t = t[1:]
+        elif last and last in "\"'`" and t.count(last) % 2:
+            t = t[:-1]
+        elif first == "(" and (t.count("(") > t.count(")") or last == ")" and _wraps(t)):
+            t = t[1:-1] if last == ")" and _wraps(t) else t[1:]
+        elif last == ")" and t.count(")") > t.count("("):
             t = t[:-1]
         else:
             return t
@@ -473,7 +480,7 @@ class _Extractor:
         found = False
         for m in _ASCII_SEG.finditer(body):
             seg = m.group(0)
-            t = _balanced(seg.strip(" \"'`:;,.[]<>"))
+            t = _balanced(seg)
             if len(t) < 12:
                 continue
             first = seg.lstrip(" :")[:1]  # `错误提示:"The model's max seq len …"`: quoted after a colon
