@@ -1608,6 +1608,7 @@ def test_real_issue_pastes_keep_the_error_and_drop_what_wraps_it() -> None:
     assert focus(extract("报错(ValueError: bad value (x))了")).lines == ("ValueError: bad value (x)",)
     # ... and its own quotes: the key a KeyError names
     assert focus(extract("QWen1.5 推理报错：KeyError: 'qwen2'")).lines == ("KeyError: 'qwen2'",)
+    assert focus(extract("**OSError: [WinError 1455] 页面文件太小，无法完成操作。**")).lines[0] == "OSError: [WinError 1455]"
     # two code spans in a sentence are not a quoted line
     assert extract("`pip install flash-attn` fails after `pip install torch`").exception is None
     # c10's C++ stack on Windows is not the error

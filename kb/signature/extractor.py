@@ -64,10 +64,10 @@ _BRACKETS_AS_PARENS = str.maketrans("[]", "()")
 
 
 def _balanced(t: str) -> str:
-    """A segment cut out of a sentence, without the quotes and parentheses around it but with its
-    own (`… stored in KV cache (15248)`, `KeyError: 'qwen2'`)."""
+    """A segment cut out of a sentence, without the quotes and brackets around it but with its own
+    (`… stored in KV cache (15248)`, `KeyError: 'qwen2'`, `OSError: [WinError 1455]`)."""
     while True:
-        t = t.strip(" :;,.[]<>")
+        t = t.strip(" :;,.<>")
         first, last = t[:1], t[-1:]
         if len(t) > 1 and first == last and first in "\"'`":
             t = t[1:-1]
@@ -75,19 +75,26 @@ def _balanced(t: str) -> str:
             t = t[1:]
         elif last and last in "\"'`" and t.count(last) % 2:
             t = t[:-1]
-        elif first == "(" and (t.count("(") > t.count(")") or last == ")" and _wraps(t)):
-            t = t[1:-1] if last == ")" and _wraps(t) else t[1:]
-        elif last == ")" and t.count(")") > t.count("("):
+        elif first in _CLOSING and (t.count(first) > t.count(_CLOSING[first]) or _wraps(t)):
+            t = t[1:-1] if _wraps(t) else t[1:]
+        elif last in _OPENING and t.count(last) > t.count(_OPENING[last]):
             t = t[:-1]
         else:
             return t
 
 
+_CLOSING = {"(": ")", "[": "]"}
+_OPENING = {")": "(", "]": "["}
+
+
 def _wraps(t: str) -> bool:
-    """True when the parenthesis opening `t` is the one closing it."""
+    """True when the bracket opening `t` is the one closing it."""
+    close = _CLOSING.get(t[:1])
+    if close is None or t[-1:] != close:
+        return False
     depth = 0
     for i, ch in enumerate(t):
-        depth += (ch == "(") - (ch == ")")
+        depth += (ch == t[0]) - (ch == close)
         if depth == 0:
             return i == len(t) - 1
     return False
