@@ -9,7 +9,7 @@ import pytest
 
 from conftest import REPO
 from kb.ingest import find_article_files, load_document
-from kb.parse import CAUSE, FIX, parse_sections, section_text
+from kb.parse import CAUSE, FIX, SUMMARY, parse_sections, section_text
 
 CORPUS = REPO / "corpus"
 QUERIES = CORPUS / "eval" / "queries.jsonl"
@@ -37,8 +37,14 @@ def test_every_article_has_a_cause_and_a_fix(path):
     sections = parse_sections(doc.body, doc.title)
     assert section_text(sections, CAUSE), f"{path.name}: no root-cause section recognised"
     assert section_text(sections, FIX), f"{path.name}: no fix section recognised"
+    if path.suffix == ".md":  # a scraped page is kept as it was found
+        summary = section_text(sections, SUMMARY)
+        han = sum("\u4e00" <= ch <= "\u9fff" for ch in summary)
+        assert (han >= 60) if doc.lang == "en" else (han == 0 and len(summary.split()) >= 40), \
+            f"{path.name}: no summary in the article's other language (corpus/AUTHORING.md, Language)"
     if doc.lang == "en":
-        assert not any("\u4e00" <= ch <= "\u9fff" for ch in doc.body), f"{path.name}: an en article has Chinese text"
+        prose = "\n".join(s.text for s in sections if s.kind != SUMMARY)
+        assert not any("\u4e00" <= ch <= "\u9fff" for ch in prose), f"{path.name}: an en article has Chinese text"
 
 
 def test_eval_set_shape_and_references(documents):

@@ -119,7 +119,8 @@ def test_writes_through_qdrant_are_deltas_and_answer(indexes, tmp_path):
 
     # a delete tombstones a base article: Qdrant filters it out, the rest still answers
     victim = "oom-fragmentation-expandable-segments"
-    query = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. reserved but unallocated is large"
+    query = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. If reserved but unallocated memory "
+             "is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.")
     assert kb.search(query).results[0].article_id == victim
     kb.delete_article(victim)
     assert victim not in [r.article_id for r in kb.search(query, top_k=50).results]
