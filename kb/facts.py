@@ -79,6 +79,21 @@ def _shape_facts(text: str) -> dict[str, float]:
     return {name: v for name, v in zip(_SHAPE_FACTS, values) if v is not None}
 
 
+# The signal a worker died of, as launchers report it: `exits with return code = -9` (DeepSpeed), `exitcode : -7`
+# (torchrun), `Signal 9 (SIGKILL) received`, `<Signals.SIGKILL: 9>`. It decides between causes that share a
+# line: 9 is the kernel's OOM killer (host RAM), 7 a bus error (a full /dev/shm), 6 an abort (NCCL's watchdog).
+# torchrun lists the other ranks first and the first observed failure last: that one counts when it is there.
+_ROOT_FAILURE = re.compile(r"Root Cause \(first observed failure\)")
+_EXIT_SIGNAL = re.compile(r"exits with return (?:code = )?-(\d{1,2})\b|exitcode\s*:\s*-(\d{1,2})\b"
+                          r"|Signal (\d{1,2}) \(SIG[A-Z]+\)|<Signals\.SIG[A-Z]+: (\d{1,2})>")
+
+
+def _exit_signal(text: str) -> dict[str, float]:
+    root = _ROOT_FAILURE.search(text)
+    m = (root and _EXIT_SIGNAL.search(text, root.end())) or _EXIT_SIGNAL.search(text)
+    return {"exit_signal": float(next(g for g in m.groups() if g))} if m else {}
+
+
 def extract_facts(text: str) -> dict[str, float]:
     """Typed values the paste states, in fixed units (GiB, seconds, compute capability as 8.6)."""
     facts: dict[str, float] = {}
@@ -105,10 +120,11 @@ def extract_facts(text: str) -> dict[str, float]:
     if "unallocated_reserved_gib" not in facts and "reserved_gib" in facts and "allocated_gib" in facts:
         facts["unallocated_reserved_gib"] = max(0.0, facts["reserved_gib"] - facts["allocated_gib"])
     facts.update(_shape_facts(text))
+    facts.update(_exit_signal(text))
     return facts
 
 
-FACT_NAMES = frozenset(_SIZE_FACTS) | frozenset(_NUMBER_FACTS) | frozenset(_SHAPE_FACTS)
+FACT_NAMES = frozenset(_SIZE_FACTS) | frozenset(_NUMBER_FACTS) | frozenset(_SHAPE_FACTS) | {"exit_signal"}
 
 _COMPARE = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
             ast.Eq: operator.eq, ast.NotEq: operator.ne}

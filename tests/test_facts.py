@@ -49,6 +49,18 @@ def test_load_size_mismatch_facts():
     assert extract_facts(line.replace("[0]", "[4096, 1024]").replace("[32000, 4096]", "[0]"))["model_numel"] == 0
 
 
+def test_the_signal_a_worker_died_of():
+    assert extract_facts("[launch.py:321:sigkill_handler] ['python', 'train.py'] exits with return code = -9") == {
+        "exit_signal": 9.0}
+    assert extract_facts("[Error][launch.py:324:sigkill_handler]exits with return -7")["exit_signal"] == 7.0
+    assert extract_facts("traceback : Signal 6 (SIGABRT) received by PID 881230")["exit_signal"] == 6.0
+    assert extract_facts("exitcode  : 1 (pid: 3)") == {}  # a Python exception, not a signal
+    # torchrun lists the other ranks' failures first; the first observed failure decides
+    summary = ("Failures:\n[1]:\n  exitcode  : -6 (pid: 12)\n-----\nRoot Cause (first observed failure):\n[0]:\n"
+               "  exitcode  : -9 (pid: 11)\n  traceback : Signal 9 (SIGKILL) received by PID 11")
+    assert extract_facts(summary)["exit_signal"] == 9.0
+
+
 def test_a_condition_is_supported_contradicted_or_silent():
     frag = parse_condition("unallocated_reserved_gib >= 0.08 * total_gib")
     assert check(frag, extract_facts(NEW_OOM)) == 1

@@ -97,6 +97,17 @@ def test_which_parameter_and_shape_mismatch_decides_the_cause(bundled, name, sav
     assert top.article_id == cause and top.evidence.facts == 1.0
 
 
+def test_the_signal_a_worker_died_of_decides_between_host_memory_and_a_bus_error(bundled):
+    """A DeepSpeed launcher's line is one template whatever the code: -9 is the OOM killer (the host-RAM
+    articles), -7 a bus error, which those articles' own condition rules out."""
+    line = "[ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python', '-u', 'train.py', '--deepspeed'] exits with return code = {}"
+    killed = bundled.search(line.format("-9")).results[0]
+    assert killed.article_id == "ds-offload-host-ram-sigkill" and killed.evidence.facts == 1.0
+    bus = bundled.search(line.format("-7"), top_k=20)
+    assert all(r.evidence.facts >= 0 for r in bus.results[:3]) and bus.verdict == "none"
+    assert "ds-offload-host-ram-sigkill" not in [r.article_id for r in bus.results[:3]]
+
+
 def test_leaving_the_right_article_out_turns_a_confident_answer_into_no_answer(bundled):
     paste = ("ValueError: Must flatten tensors with uniform dtype but got torch.bfloat16 and torch.float32")
     covered = bundled.search(paste)
