@@ -151,9 +151,12 @@ def test_a_generic_error_shape_is_less_convincing_than_a_specific_one(bundled):
 
 # Floors for the bundled corpus and dev eval with the hash encoder; confidence figures out of fold.
 # Raise them when the system gets better; a change that falls below one is a regression.
-R_AT_1_FLOOR = {"cross": 0.78, "short_en": 0.96, "traceback": 0.92, "zh": 0.94}
-TRUST_FLOOR = {"none_not_confident": 0.98, "lao_not_confident": 0.90, "precision_confident": 0.97,
-               "right_top1_confident": 0.64}
+R_AT_1_FLOOR = {"cross": 0.88, "short_en": 0.96, "traceback": 0.92, "zh": 0.94}
+TRUST_FLOOR = {"none_not_confident": 0.98, "lao_not_confident": 0.80, "precision_confident": 0.97,
+               "right_top1_confident": 0.75}
+"""The trust issue's goals where the hash encoder meets them (leave-article-out 0.80, precision 0.97), and just
+under what it gets where it does not yet (right-confident: 0.793 with the threshold weighed for real use,
+calibrate.LAO_WEIGHT; it was 0.64 when look-alikes counted fully and this floor was 0.90 on them)."""
 
 
 def test_eval_floors_per_kind(bundled):
