@@ -145,7 +145,7 @@ def choose_thresholds(p: np.ndarray, y: np.ndarray, weight: np.ndarray | None = 
     below = p < answer_at
     best, maybe_at = -1.0, answer_at
     for t in grid[grid < answer_at]:
-        acc = (((p >= t) == (y == 1)) & below).sum()
+        acc = (weight * (((p >= t) == (y == 1)) & below)).sum()
         if acc > best:
             best, maybe_at = acc, float(t)
     return answer_at, maybe_at
