@@ -327,5 +327,8 @@ def draft_text(gap: Gap) -> str:
         "## Root cause / 原因\n\n"
         "TODO: why it happens.\n\n"
         "## Fix / 解决办法\n\n"
-        "TODO: what to do, with the commands or settings.\n"
+        "TODO: what to do, with the commands or settings.\n\n"
+        "## 中文摘要\n\n"
+        "TODO: one paragraph in Chinese (现象、原因、解决办法), so a question in Chinese finds it; "
+        "write `## In English` instead if the prose above is Chinese (corpus/AUTHORING.md, Language).\n"
     )

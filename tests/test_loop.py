@@ -115,6 +115,7 @@ def test_cli_gaps_link_and_draft(kb, settings, tmp_path, corpus_copy):
     draft = drafts / f"gap-{gap['gap_id']}.md"
     text = draft.read_text(encoding="utf-8")
     assert "draft: true" in text and "## Root cause / 原因" in text and "DistBackendError" in text
+    assert "## 中文摘要" in text  # the summary in the other language every article ends with
     ingest = subprocess.run([*kb_cmd, "ingest", str(drafts)], env=env, capture_output=True, text=True)
     assert "is a draft" in ingest.stdout + ingest.stderr and f"{draft}: line 6" in ingest.stderr
 
