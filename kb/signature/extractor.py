@@ -65,8 +65,9 @@ _BRACKETS_AS_PARENS = str.maketrans("[]", "()")
 
 def _balanced(t: str) -> str:
     """A segment cut out of a sentence, without the quotes and brackets around it but with its own
-    (`… stored in KV cache (15248)`, `KeyError: 'qwen2'`, `OSError: [WinError 1455]`)."""
-    while True:
+    (`… stored in KV cache (15248)`, `KeyError: 'qwen2'`, `OSError: [WinError 1455]`). A few layers at most:
+    each one costs a pass over the segment, and a hostile line nests brackets by the thousand."""
+    for _ in range(_MAX_LAYERS):
         t = t.strip(" :;,.<>")
         first, last = t[:1], t[-1:]
         if len(t) > 1 and first == last and first in "\"'`":
@@ -80,9 +81,11 @@ def _balanced(t: str) -> str:
         elif last in _OPENING and t.count(last) > t.count(_OPENING[last]):
             t = t[:-1]
         else:
-            return t
+            break
+    return t
 
 
+_MAX_LAYERS = 6
 _CLOSING = {"(": ")", "[": "]"}
 _OPENING = {")": "(", "]": "["}
 
