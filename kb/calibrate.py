@@ -181,13 +181,14 @@ def out_of_fold(rows: list[Row], drop: frozenset[str] = frozenset(), seed: int =
     keep = [i for i, n in enumerate(MODEL_FEATURES) if n not in drop]
     x = x[:, keep]
     fold = folds(article_groups([r.relevant for r in rows], [r.qid for r in rows]), seed=seed)
+    weight = row_weights(rows)
     verdicts = [""] * len(rows)
     for f in range(FOLDS):
         train, test = fold != f, fold == f
         if not test.any() or len(set(y[train])) < 2:
             continue
         w = fit_signed(x[train], y[train], [SIGNS.get(MODEL_FEATURES[j], 0) for j in keep])
-        answer_at, maybe_at = choose_thresholds(predict(w, x[train]), y[train], row_weights(rows)[train])
+        answer_at, maybe_at = choose_thresholds(predict(w, x[train]), y[train], weight[train])
         p = predict(w, x[test])
         for i, pi in zip(np.nonzero(test)[0], p):
             ev = rows[i].evidence

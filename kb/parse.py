@@ -98,6 +98,13 @@ def classify_content(text: str) -> str:
 _md = MarkdownIt("commonmark", {"html": False}).enable("table").disable("inline")
 
 
+def headings(markdown: str) -> list[tuple[int, int, str]]:
+    """(line, level, text) of every heading, as the section parser sees them (never one inside a code block)."""
+    tokens = _md.parse(markdown)
+    return [(tok.map[0], int(tok.tag[1]), tokens[i + 1].content.strip() if i + 1 < len(tokens) else "")
+            for i, tok in enumerate(tokens) if tok.type == "heading_open" and tok.map]
+
+
 def parse_sections(markdown: str, title: str = "") -> list[Section]:
     """Markdown -> sections with heading paths; the title heading (h1) is the path root."""
     tokens = _md.parse(markdown)

@@ -11,33 +11,24 @@ the other language reaches an article only through the glossary, as it would the
 
 from __future__ import annotations
 
-import re
 import shutil
 import sys
 from pathlib import Path
 
-from kb.parse import SUMMARY, classify_heading
-
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
+from kb.parse import SUMMARY, classify_heading, headings
 
 
 def strip_summary(markdown: str) -> str:
-    """The article without its summary sections (each up to the next heading of the same or a higher level)."""
-    out: list[str] = []
-    skipping_level = 0
-    fence = ""  # the open code fence's marker: only the same marker closes it
-    for line in markdown.split("\n"):
-        marker = line.lstrip()[:3]
-        if marker in ("```", "~~~") and (not fence or marker == fence):
-            fence = "" if fence else marker
-        m = None if fence else _HEADING.match(line)
-        if m and skipping_level and len(m.group(1)) <= skipping_level:
-            skipping_level = 0
-        if m and classify_heading(m.group(2)) == SUMMARY:
-            skipping_level = len(m.group(1))
-        if not skipping_level:
-            out.append(line)
-    return "\n".join(out).rstrip("\n") + "\n"
+    """The article without its summary sections (each up to the next heading of the same or a higher level),
+    found by the parser that ingest uses, so a `#` line inside a code block is never taken for a heading."""
+    lines = markdown.split("\n")
+    marks = headings(markdown) + [(len(lines), 0, "")]
+    drop: set[int] = set()
+    for n, (line, level, text) in enumerate(marks[:-1]):
+        if classify_heading(text) == SUMMARY:
+            end = next(at for at, lv, _ in marks[n + 1:] if lv <= level)
+            drop.update(range(line, end))
+    return "\n".join(l for k, l in enumerate(lines) if k not in drop).rstrip("\n") + "\n"
 
 
 def main() -> None:

@@ -87,7 +87,7 @@ def _balanced(t: str) -> str:
 
 _MAX_LAYERS = 6
 _CLOSING = {"(": ")", "[": "]"}
-_OPENING = {")": "(", "]": "["}
+_OPENING = {close: opening for opening, close in _CLOSING.items()}
 
 
 def _wraps(t: str) -> bool:
