@@ -1746,3 +1746,56 @@ def test_a_py_spy_dump_gives_the_calls_of_a_hang() -> None:
                         "    <module> (main.py:328)\n")
     assert calls[:4] == ("wait", "_jit_compile", "load", "jit_load")
     assert "__init__" not in calls and "<module>" not in calls
+
+
+_NOTEBOOK_CUT = "\n".join([
+    "```",
+    "---------------------------------------------------------------------------",
+    "CastError                                 Traceback (most recent call last)",
+    "File ~/miniconda3/lib/python3.13/site-packages/datasets/builder.py:1871, in ArrowBasedBuilder._prepare_split_single"
+    "(self, gen_kwargs, fpath, file_format, max_shard_size, job_id)",
+    "   1870 try:",
+    "-> 1871     writer.write_table(table)",
+    "   1872 except CastError as cast_error:",
+    "",
+    "File ~/miniconda3/lib/python3.13/site-packages/datasets/table.py:2293, in table_cast(table, schema)",
+    "   2292 if table.schema != schema:",
+    "-> 2293     return cast_table_to_schema(table, schema)",
+])
+
+
+def test_a_notebook_traceback_cut_before_its_last_line_names_its_type_and_calls() -> None:
+    """Jupyter prints the type on the header line and frames without quotes (`File ~/…/table.py:2293, in
+    table_cast(…)`). Cut before the final line, the paste still says a `CastError` was raised in
+    `datasets.table` calling `cast_table_to_schema`."""
+    from kb.signature import frame_calls
+    s = focus(extract(_NOTEBOOK_CUT))
+    assert s.exception == "CastError" and s.lines == ("CastError",)
+    assert "datasets.table" in s.components
+    assert frame_calls(_NOTEBOOK_CUT)[:2] == ("table_cast", "return cast_table_to_schema(table, schema)")
+
+
+def test_an_old_notebook_traceback_reads_like_pythons() -> None:
+    """Colab's IPython 7: `<ipython-input-…> in <cell line: 7>()` and `/usr/…/trainer.py in predict(self, …)`
+    frames, `---> 13` arrows; with its final line it reads as the same traceback in Python's format does."""
+    from kb.signature import frame_calls
+    paste = "\n".join([
+        "---------------------------------------------------------------------------",
+        "ValueError                                Traceback (most recent call last)",
+        "<ipython-input-3-61384812488d> in <cell line: 7>()",
+        "      5 import time",
+        "----> 7 model = AutoModelForCausalLM.from_pretrained(name)",
+        "",
+        "/usr/local/lib/python3.10/dist-packages/transformers/modeling_utils.py in from_pretrained(cls, name,",
+        "     11         config = cls.config_class.from_pretrained(name)",
+        "---> 13         raise ValueError(msg)",
+        "",
+        "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0.",
+    ])
+    s = focus(extract(paste))
+    assert s.lines == ("ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0.",)
+    assert "transformers.modeling_utils" in s.components
+    assert frame_calls(paste)[:2] == ("from_pretrained", "raise ValueError(msg)")
+    # The error line quoted above a cut stack trace stays the error line: the header's bare type adds nothing.
+    quoted = "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0.\n\n" + paste.rsplit("\n", 2)[0]
+    assert focus(extract(quoted)).lines == ("ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0.",)
