@@ -175,6 +175,8 @@ def _cases() -> dict[str, tuple[str, tuple[str, ...] | None]]:
         "cjk-nested-brackets": (("报错" + "(" * 900 + "x" + ")" * 900 + "了\n") * (MB // 1820), None),
         # a notebook's traceback header, then frame-like lines that never say where their path ends
         "notebook-frames": ("ValueError    Traceback (most recent call last)\n" + ("/a" * 500 + " in\n") * (MB // 1004), None),
+        "rich-box": ("❱ " + ("│ " + "a" * 1000 + " in x\n") * (MB // 1010), None),
+        "rich-one-line": ("╭─ " + "a/" * (MB // 2) + ".p", None),
         "ansi-codes": ("\x1b[31m[0;" * (MB // 9), None),
         "front-matter-unclosed": ("---\n" + "a: b\n" * (MB // 5), MD_ONLY),
         "front-matter-deep": ("---\nx: " + "[" * 200_000 + "\n---\nbody\n", MD_ONLY),

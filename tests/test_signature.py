@@ -1799,3 +1799,22 @@ def test_an_old_notebook_traceback_reads_like_pythons() -> None:
     # The error line quoted above a cut stack trace stays the error line: the header's bare type adds nothing.
     quoted = "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0.\n\n" + paste.rsplit("\n", 2)[0]
     assert focus(extract(quoted)).lines == ("ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0.",)
+
+
+def test_a_rich_traceback_box_reads_like_pythons() -> None:
+    """Training CLIs print tracebacks with rich: frames in a box (`│ /path/zero_to_fp32.py:498 in get_fp32_… │`),
+    the failing call after `❱`. Its frames give the calls, with or without the box's top border pasted."""
+    from kb.signature import frame_calls
+    box = "\n".join([
+        "│ /data/llm/zero_to_fp32.py:498 in get_fp32_state_dict_from_zero_checkpoint                       │",
+        "│                                                                                                  │",
+        "│   495 │   │   │   with open(latest_path, 'r') as fd:                                             │",
+        "│ ❱ 498 │   │   raise ValueError(f\"Unable to find 'latest' file at {latest_path}\")                │",
+        "╰──────────────────────────────────────────────────────────────────────────────────────────────────╯",
+        "ValueError: Unable to find 'latest' file at /data/ckpt/latest",
+    ])
+    for paste in (box, "╭──────── Traceback (most recent call last) ────────╮\n" + box):
+        s = focus(extract(paste))
+        assert s.lines == ("ValueError: Unable to find 'latest' file at /data/ckpt/latest",)
+        assert frame_calls(paste)[:2] == ("get_fp32_state_dict_from_zero_checkpoint",
+                                          "raise ValueError(f\"Unable to find 'latest' file at {latest_path}\")")

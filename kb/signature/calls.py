@@ -6,7 +6,7 @@ import re
 
 from .mask import mask
 from .model import MAX_TEXT, Signature
-from .notebook import pythonize
+from .dialects import pythonize
 from .prefixes import _strip_prefixes
 from .vocab import _POINTS_ELSEWHERE
 
@@ -32,7 +32,7 @@ def frame_calls(text: str) -> tuple[str, ...]:
     line has only these frames to go on. Generic wrappers (`forward`, `_call_impl`) say
     nothing and are left out; each call is kept once, at its deepest place.
     """
-    text = pythonize(text)  # a notebook's traceback, in Python's format
+    text = pythonize(text)  # a notebook's or rich's traceback, in Python's format
     # A hang dumped by py-spy lists its frames as `    wait (torch/utils/file_baton.py:42)`, innermost first.
     seen: dict[str, None] = {}
     if ".py:" in text:

@@ -12,7 +12,7 @@ from .prefixes import _ANSI_LOOSE, _strip_prefixes
 from .classify import _CJK, _kw_hit, is_error_line
 from .extractor import _Extractor
 from .assemble import assemble
-from .notebook import pythonize
+from .dialects import pythonize
 
 
 def extract(text: str) -> Signature:
@@ -131,8 +131,9 @@ def _extract(text: str) -> Signature:
         text = _ISSUE_TAG.sub(r"\g<lead>", text)
     if "**" in text:
         text = _BOLD_LINE.sub(r"\g<lead>\g<body>", text)
+    text = pythonize(text)  # tracebacks as IPython and rich print them
     if "Traceback (most recent call last)" in text:
-        text = _GLUED_TB.sub(_unglue, pythonize(text))
+        text = _GLUED_TB.sub(_unglue, text)
     ex = _Extractor()
     feed = ex.feed
     kinds: dict[bytes, int] = {}  # line shape -> _quiet_kind(); log lines repeat their shape with new numbers

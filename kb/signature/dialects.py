@@ -1,0 +1,136 @@
+"""Tracebacks as other tools print them, rewritten the way Python prints them.
+
+The extractor and `frame_calls` know Python's own traceback format. Two other printers are
+common in pastes, and their frames would otherwise be read as noise:
+- IPython (Jupyter, Colab): the exception type on the header line
+  (`CastError          Traceback (most recent call last)`), frames without quotes
+  (`File ~/lib/datasets/builder.py:1871, in ArrowBasedBuilder._prepare_split_single(self, …)`,
+  or `/usr/lib/…/trainer.py in predict(self, …)` before IPython 8), numbered source lines
+  around an arrow (`-> 1871     writer.write_table(table)`);
+- rich (many training CLIs): the traceback in a box (`╭── Traceback (most recent call last) ──╮`,
+  `│ /path/train.py:74 in <module> │`, `│ ❱ 74 │ trainer.fit() │`, `╰────╯`).
+Rewritten, their frames name packages and calls like any other traceback's. A notebook paste cut
+before its final line (people copy what fits on the screen) keeps the header's type as its last line.
+"""
+
+from __future__ import annotations
+
+import re
+
+_TB = "Traceback (most recent call last)"
+_IPY_HEADER = re.compile(r"^(?P<type>[A-Za-z_][\w.]{0,200}?)[ \t]{2,}Traceback \(most recent call last\)[ \t]*$", re.M)
+_IPY_FRAME = re.compile(
+    r"File (?P<path>[^\s\n][^\n]{0,1000}?):(?P<line>\d{1,9}), in (?P<func>[\w<>.]{1,200})(?:\(.*)?$"  # IPython 8
+    r"|Cell In\[\d{1,6}\], line (?P<cell_line>\d{1,9})$"  # IPython 8, the notebook cell itself
+    r"|(?P<old_path><ipython-input-[\w-]{1,100}>|[^\s\n][^\n]{0,1000}?\.py) in (?P<old_func>[\w<>.]{1,200}|<cell line: \d+>)(?:\(.*)?$"
+)
+_IPY_ARROW = re.compile(r"-*> ?\d{1,9} (?P<code>.*)$")
+_IPY_CONTEXT = re.compile(r"[ \t]+\d{1,9}(?: .*)?$")
+
+_RICH_BORDER = re.compile(r"^[ \t]*[│|][ \t]?|[ \t]*[│|][ \t]*$")
+_RICH_FRAME = re.compile(r"(?P<path>[^\s│|][^\n│|]{0,1000}?\.py):(?P<line>\d{1,9}) in (?P<func>[\w<>.]{1,200})$")
+_RICH_ARROW = re.compile(r"❱ ?\d{1,9}[ \t]*(?P<code>.*)$")
+_RICH_CONTEXT = re.compile(r"\d{1,9}(?:[ \t].*)?$")
+_RICH_GUIDES = re.compile(r"^(?:[│|][ \t]*)+")
+_MAX_LINES = 4000
+
+
+def pythonize(text: str) -> str:
+    """The paste with each IPython or rich traceback in Python's format (anything else unchanged)."""
+    if _TB in text and _IPY_HEADER.search(text):
+        return _from_ipython(text)
+    if "❱" in text or "╭─" in text:
+        return _from_rich(text)
+    return text
+
+
+def _from_ipython(text: str) -> str:
+    lines = text.split("\n")
+    out: list[str] = []
+    etype: str | None = None  # the type of the notebook traceback being read
+    for i, line in enumerate(lines):
+        if i > _MAX_LINES:
+            out.extend(lines[i:])
+            break
+        m = _IPY_HEADER.match(line)
+        if m:
+            _close(out, etype, text)
+            etype = m.group("type")
+            out.append(_TB + ":")
+            continue
+        if etype is None:
+            out.append(line)
+            continue
+        stripped = line.strip()
+        f = _IPY_FRAME.match(stripped)
+        if f:
+            func = f.group("func") or f.group("old_func") or "<module>"
+            out.append(_frame(f.group("path") or f.group("old_path") or "<cell>", f.group("line") or f.group("cell_line"),
+                              "<module>" if func.startswith("<cell line") else func))
+            continue
+        a = _IPY_ARROW.match(stripped)
+        if a:
+            out.append("    " + a.group("code").strip())
+            continue
+        if _IPY_CONTEXT.match(line) or not stripped or stripped.startswith(("...", "---")):
+            continue  # numbered lines around the arrow, and the blank lines between frames
+        if line.startswith(etype) or line[:1].isalpha():
+            etype = None  # the final exception line (or the paste moved on): the traceback is complete
+        out.append(line)
+    _close(out, etype, text)
+    return "\n".join(out)
+
+
+def _close(out: list[str], etype: str | None, text: str) -> None:
+    """A notebook traceback cut before its final line: the header's type stands in for it, unless
+    the user quoted the full error line elsewhere in the paste (above the stack trace, say)."""
+    if etype is not None and f"{etype}: " not in text:
+        out.append(etype)
+
+
+def _from_rich(text: str) -> str:
+    lines = text.split("\n")
+    out: list[str] = []
+    in_box = False
+    for i, line in enumerate(lines):
+        if i > _MAX_LINES:
+            out.extend(lines[i:])
+            break
+        stripped = line.strip()
+        if stripped.startswith("╭") and _TB in stripped:
+            out.append(_TB + ":")
+            in_box = True
+            continue
+        if stripped.startswith("╰"):
+            in_box = False
+            continue
+        inner = _RICH_BORDER.sub("", line).strip() if in_box or stripped[:1] in "│|" or "❱" in line else None
+        if inner is None:
+            f = _RICH_FRAME.match(_RICH_BORDER.sub("", stripped))  # a box whose top border was not pasted
+            if f:
+                out.extend(_first_frame(out) + [_frame(f.group("path"), f.group("line"), f.group("func"))])
+                in_box = True
+            else:
+                out.append(line)
+            continue
+        f = _RICH_FRAME.match(inner)
+        if f:
+            out.extend(_first_frame(out) + [_frame(f.group("path"), f.group("line"), f.group("func"))])
+            continue
+        a = _RICH_ARROW.match(inner)
+        if a:
+            out.append("    " + _RICH_GUIDES.sub("", a.group("code")).strip())
+            continue
+        if not inner or _RICH_CONTEXT.match(inner):
+            continue  # numbered lines around the arrow, blank lines inside the box
+        out.append(inner)  # locals, or a box that was not a traceback after all
+    return "\n".join(out)
+
+
+def _first_frame(out: list[str]) -> list[str]:
+    """The header a frame needs when the paste starts inside the box (its top border cut off)."""
+    return [] if any(line.startswith(_TB) for line in out[-400:]) else [_TB + ":"]
+
+
+def _frame(path: str, line: str | None, func: str) -> str:
+    return f'  File "{path}", line {line or 0}, in {func}'
