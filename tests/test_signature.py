@@ -1818,3 +1818,20 @@ def test_a_rich_traceback_box_reads_like_pythons() -> None:
         assert s.lines == ("ValueError: Unable to find 'latest' file at /data/ckpt/latest",)
         assert frame_calls(paste)[:2] == ("get_fp32_state_dict_from_zero_checkpoint",
                                           "raise ValueError(f\"Unable to find 'latest' file at {latest_path}\")")
+
+
+def test_comfyui_names_the_exception_above_its_traceback() -> None:
+    """ComfyUI prints `!!! Exception during processing !!! <message>` before the traceback: cut before the
+    traceback's last line, that message is the paste's error."""
+    s = focus(extract("\n".join([
+        "!!! Exception during processing !!! data did not match any variant of untagged enum PyPreTokenizerTypeWrapper"
+        " at line 951 column 3",
+        "Traceback (most recent call last):",
+        '  File "G:\\\\ComfyUI\\\\execution.py", line 289, in execute',
+        "    obj = class_def()",
+    ])))
+    assert s.lines == ("Exception: data did not match any variant of untagged enum PyPreTokenizerTypeWrapper at line 951 "
+                       "column 3",)
+    # a message that reads as an error line on its own stays as it is
+    s = focus(extract("!!! Exception during processing !!! CUDA error: no kernel image is available for execution on the device"))
+    assert s.lines == ("CUDA error: no kernel image is available for execution on the device",)

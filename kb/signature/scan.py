@@ -92,6 +92,19 @@ _BOLD_LINE = re.compile(r"^(?P<lead>[ \t]*)\*\*(?P<body>[^*\n]+?)\*\*[ \t]*$", r
 """A line in Markdown bold, as a forum post shows its error: `**OSError: [WinError 1455] …**`."""
 
 
+_COMFY_EXCEPTION = re.compile(r"^(?P<lead>[ \t]*)!!! Exception during processing !!![ \t]*(?P<msg>\S[^\n]*)$", re.M)
+"""ComfyUI's report of a failed node (`!!! Exception during processing !!! data did not match any variant of
+untagged enum …`), printed above the traceback: the message after it is the exception's, which a paste cut
+before the traceback's last line has nowhere else."""
+
+
+def _comfy_message(m: re.Match[str]) -> str:
+    """The message as an error line: as it is when it reads as one (`CUDA error: no kernel image …`), else
+    as the `Exception` it was raised as (ComfyUI prints `str(e)`, without the type)."""
+    msg = m.group("msg")
+    return m.group("lead") + (msg if is_error_line(msg) else "Exception: " + msg)
+
+
 def _unglue(m: re.Match[str]) -> str:
     """A traceback header glued to the end of the line before it, as when a progress bar that
     ends in a carriage return loses it in a copy (`0/1250 [00:00<?, ?it/s][rank2]: Traceback ...`)
@@ -129,6 +142,8 @@ def _extract(text: str) -> Signature:
         text = _WRAPPED_CODE.sub(_unwrap_code, text)
     if "[" in text:
         text = _ISSUE_TAG.sub(r"\g<lead>", text)
+    if "!!! Exception" in text:
+        text = _COMFY_EXCEPTION.sub(_comfy_message, text)
     if "**" in text:
         text = _BOLD_LINE.sub(r"\g<lead>\g<body>", text)
     text = pythonize(text)  # tracebacks as IPython and rich print them
