@@ -1835,3 +1835,17 @@ def test_comfyui_names_the_exception_above_its_traceback() -> None:
     # a message that reads as an error line on its own stays as it is
     s = focus(extract("!!! Exception during processing !!! CUDA error: no kernel image is available for execution on the device"))
     assert s.lines == ("CUDA error: no kernel image is available for execution on the device",)
+
+
+def test_a_paste_cut_in_a_generic_library_frame_has_no_error_line() -> None:
+    """Cut right after `torch/nn/modules/module.py in _call_impl`: a frame every traceback passes through says
+    nothing, and neither is it a hang's last log line. No line is the signal, so the search reads the whole paste
+    (whose words quote the error: "`'weight' must be 2-D`, more traceback below")."""
+    sig = extract("\n".join([
+        "My Llama trains ok, but the `generate` callback ruins this with error: `'weight' must be 2-D`, more traceback below:",
+        "Traceback (most recent call last):",
+        '  File "/usr/lib/python3/dist-packages/torch/nn/modules/module.py", line 1501, in _call_impl',
+        "    return forward_call(*args, **kwargs)",
+    ]))
+    assert sig.lines == ()
+    assert sig.components == ("torch.nn.modules",)

@@ -6,7 +6,7 @@ import re
 from itertools import islice
 
 from .model import MAX_COMPONENTS, MAX_LINE, MAX_OUT_LINE, MAX_PROSE, MAX_SIGNAL_LINES, MAX_WARNING_LINES, Signature
-from .vocab import _LIBS, _POINTS_ELSEWHERE, _WRAPPERS
+from .vocab import _GENERIC_CALLS, _LIBS, _POINTS_ELSEWHERE, _WRAPPERS
 from .mask import _WS, _pkg_part, mask
 from .prefixes import _strip_prefixes
 from ..text import EAST_ASIAN
@@ -139,9 +139,8 @@ def _points_elsewhere(e: _Exc) -> bool:
 def _tail_lines(ex: _Extractor) -> list[tuple[tuple[int, int, int], str]]:
     """No error at all: a paste cut off inside a traceback (its deepest frames say what failed),
     or a hang (the last log lines say where it stopped)."""
-    cut = _cut_frames(ex)
-    if cut:
-        return cut
+    if any(st.in_tb for st in ex.streams.values()):
+        return _cut_frames(ex)  # the last lines are frames and source: a hang's last log line is not among them
     prose_pos = {p: cjk for p, _, cjk in ex.prose}
     out: list[tuple[tuple[int, int, int], str]] = []
     lines = ex.lines
@@ -181,8 +180,6 @@ def _cut_frames(ex: _Extractor) -> list[tuple[tuple[int, int, int], str]]:
     words every article quoting any traceback shares; the package-relative module, the function
     and the call made there (`raise ValueError(`, `assert param.ds_status == ...`) name the failure.
     """
-    if not any(st.in_tb for st in ex.streams.values()):
-        return []
     lines = ex.lines
     out: list[tuple[tuple[int, int, int], str]] = []
     src: dict[str, str] = {}  # stream -> the source line seen below (after) the frame being read
@@ -202,8 +199,10 @@ def _cut_frames(ex: _Extractor) -> list[tuple[tuple[int, int, int], str]]:
         path = m.group("path")
         where = _pkg_part(path) or path.replace("\\", "/").rsplit("/", 1)[-1]
         func = body.rsplit(", in ", 1)[1].strip() if ", in " in body else ""
-        line = f"{where} in {func}" if func else where
         call = src.pop(key, None)
+        if func in _GENERIC_CALLS and _pkg_part(path):
+            continue  # a library's `module.py in _call_impl: return forward_call(*args)` is in every traceback
+        line = f"{where} in {func}" if func else where
         if call:
             line += ": " + call
         out.append(((6, 0, -pos), line[:MAX_OUT_LINE]))

@@ -8,16 +8,12 @@ from .mask import mask
 from .model import MAX_TEXT, Signature
 from .dialects import pythonize
 from .prefixes import _strip_prefixes
-from .vocab import _POINTS_ELSEWHERE
+from .vocab import _GENERIC_CALLS, _POINTS_ELSEWHERE
 
 
 _FRAME_CALL = re.compile(
     r'^(?:\[rank\d+\]:)?[ \t]*File "(?P<path>[^"\n]{1,1000})", line \d{1,9}, in (?P<func>[\w<>.]{1,200})[ \t]*\n'
     r'(?:(?:\[rank\d+\]:)?[ \t]+(?P<src>[^\s\n][^\n]{0,300}))?', re.M)
-_GENERIC_CALLS = frozenset(
-    """<module> <lambda> <listcomp> <dictcomp> <genexpr> main _main run __call__ _call_impl _wrapped_call_impl
-    forward wrapper inner _fn fn decorate_context wrapped new_func launch _run_module_as_main _run_code
-    __init__ record_function wrapper_func _wrap func call _func invoke""".split())
 MAX_CALL_FRAMES = 12
 _PYSPY_FRAME = re.compile(r"^[ \t]+(?P<func>[\w<>.]{1,200}) \((?P<path>[^()\n]{1,500}\.py):\d{1,9}\)[ \t]*$", re.M)
 """A frame of `py-spy dump`, the tool people reach for when training hangs."""

@@ -76,3 +76,10 @@ _WRAPPERS = frozenset(
         "CalledProcessError",
     }
 )
+
+
+_GENERIC_CALLS = frozenset(
+    """<module> <lambda> <listcomp> <dictcomp> <genexpr> main _main run __call__ _call_impl _wrapped_call_impl
+    forward wrapper inner _fn fn decorate_context wrapped new_func launch _run_module_as_main _run_code
+    __init__ record_function wrapper_func _wrap func call _func invoke""".split())
+"""Functions every traceback passes through (`forward`, `_call_impl`, `<module>`): they say nothing about what failed."""
