@@ -1849,3 +1849,14 @@ def test_a_paste_cut_in_a_generic_library_frame_has_no_error_line() -> None:
     ]))
     assert sig.lines == ()
     assert sig.components == ("torch.nn.modules",)
+
+
+def test_a_failed_import_warning_gives_the_error_it_quotes() -> None:
+    """vLLM logs `Failed to import from vllm._C with ImportError("…GLIBC_2.32' not found …")` as a WARNING and goes
+    on: the quoted error is the paste's error (the system's glibc), and its type is the exception."""
+    s = focus(extract("WARNING 07-17 20:03:10 _custom_ops.py:14] Failed to import from vllm._C with ImportError("
+                      "\"/lib64/libc.so.6: version `GLIBC_2.32' not found (required by /home/u/vllm/_C.abi3.so)\")"))
+    assert s.exception == "ImportError"
+    assert s.lines == ("ImportError: /lib64/libc.so.6: version `GLIBC_2.32' not found (required by /home/u/vllm/_C.abi3.so)",)
+    s = focus(extract("Failed to import from vllm._C with ModuleNotFoundError(\"No module named 'vllm._C'\")"))
+    assert s.exception == "ModuleNotFoundError" and s.lines == ("ModuleNotFoundError: No module named 'vllm._C'",)

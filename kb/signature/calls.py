@@ -81,13 +81,16 @@ def focus(sig: Signature) -> Signature:
         return sig
     lines, templates = list(sig.lines), list(sig.templates)
     for i, line in enumerate(lines):
-        inner = _QUOTED_INNER.search(line) if GENERIC_LINE.search(line) else None
+        inner = _inner_error(line)
         if inner:  # the wrapper quotes the error it wraps: that is the error
-            lines[i], templates[i] = inner.group("inner"), mask(inner.group("inner"))
+            lines[i], templates[i] = inner, mask(inner)
     keep = [i for i, line in enumerate(lines) if not GENERIC_LINE.search(line)]
     if not keep or (len(keep) == len(lines) and lines == list(sig.lines)):
         return sig
-    return Signature(sig.exception if not GENERIC_LINE.search(sig.exception or "") else None, sig.message,
+    exception = sig.exception if not GENERIC_LINE.search(sig.exception or "") else None
+    if exception is None:  # a wrapper's quoted error names its type (`ImportError: …`)
+        exception = next((m.group(1) for m in map(_TYPED.match, lines) if m), None)
+    return Signature(exception, sig.message,
                      tuple(lines[i] for i in keep), tuple(templates[i] for i in keep), sig.components,
                      sig.prose)
 
@@ -95,3 +98,24 @@ def focus(sig: Signature) -> Signature:
 _QUOTED_INNER = re.compile(r"failed with (?:error|exception):? ['\"](?P<inner>[^'\"\n]{8,400})['\"]", re.I)
 """vLLM's `Worker failed with error 'LoRA rank 32 is greater than max_lora_rank 16.', please check the
 stack trace above`: a wrapper that says where the error is, and quotes it too."""
+_IMPORT_WRAPPER = re.compile(
+    r"Failed to import (?:from )?[\w.]{1,200} with (?P<type>[A-Za-z_]\w{0,100}(?:Error|Exception))"
+    r"\((?P<q>['\"])(?P<msg>[^\n]{8,400}?)(?P=q)\)")
+"""vLLM's `Failed to import from vllm._C with ImportError("/lib64/libc.so.6: version `GLIBC_2.32' not found …")`
+(a WARNING, and the wrapper of whatever the import raised): the error is the one it quotes."""
+
+
+_TYPED = re.compile(r"([A-Za-z_]\w{0,100}(?:Error|Exception)): ")
+
+
+def _inner_error(line: str) -> str | None:
+    """The error a wrapper line quotes, as an error line of its own; None if it quotes none."""
+    if GENERIC_LINE.search(line):
+        m = _QUOTED_INNER.search(line)
+        if m:
+            return m.group("inner")
+    if "Failed to import" in line:
+        m = _IMPORT_WRAPPER.search(line)
+        if m:
+            return f"{m.group('type')}: {m.group('msg')}"
+    return None
