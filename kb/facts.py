@@ -80,7 +80,7 @@ def _shape_facts(text: str) -> dict[str, float]:
 
 
 # The signal a worker died of, as launchers report it: `exits with return code = -9` (DeepSpeed), `exitcode : -7`
-# (torchrun), `Signal 9 (SIGKILL) received`, `<Signals.SIGKILL: 9>`. It decides between causes that share a
+# (torchrun), `Signal 9 (SIGKILL) received`, `<Signals.SIGKILL: 9>`, `killed by signal: Bus error`. It decides between causes that share a
 # line: 9 is the kernel's OOM killer (host RAM), 7 a bus error (a full /dev/shm), 6 an abort (NCCL's watchdog).
 # torchrun lists the other ranks first and the first observed failure last: that one counts when it is there.
 _ROOT_FAILURE = re.compile(r"Root Cause \(first observed failure\)")
@@ -88,10 +88,20 @@ _EXIT_SIGNAL = re.compile(r"exits with return (?:code = )?-(\d{1,2})\b|exitcode\
                           r"|Signal (\d{1,2}) \(SIG[A-Z]+\)|<Signals\.SIG[A-Z]+: (\d{1,2})>")
 
 
+_KILLED_BY = re.compile(r"killed by signal: (Killed|Bus error|Segmentation fault|Aborted|Terminated|Floating point "
+                        r"exception|Illegal instruction)")
+"""PyTorch's DataLoader names the signal (`DataLoader worker (pid 3121) is killed by signal: Bus error.`)."""
+_SIGNAL_NUMBERS = {"Killed": 9, "Bus error": 7, "Segmentation fault": 11, "Aborted": 6, "Terminated": 15,
+                   "Floating point exception": 8, "Illegal instruction": 4}
+
+
 def _exit_signal(text: str) -> dict[str, float]:
     root = _ROOT_FAILURE.search(text)
     m = (root and _EXIT_SIGNAL.search(text, root.end())) or _EXIT_SIGNAL.search(text)
-    return {"exit_signal": float(next(g for g in m.groups() if g))} if m else {}
+    if m:
+        return {"exit_signal": float(next(g for g in m.groups() if g))}
+    named = _KILLED_BY.search(text) if "killed by signal" in text else None
+    return {"exit_signal": float(_SIGNAL_NUMBERS[named.group(1)])} if named else {}
 
 
 def extract_facts(text: str) -> dict[str, float]:

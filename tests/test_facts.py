@@ -59,6 +59,10 @@ def test_the_signal_a_worker_died_of():
     summary = ("Failures:\n[1]:\n  exitcode  : -6 (pid: 12)\n-----\nRoot Cause (first observed failure):\n[0]:\n"
                "  exitcode  : -9 (pid: 11)\n  traceback : Signal 9 (SIGKILL) received by PID 11")
     assert extract_facts(summary)["exit_signal"] == 9.0
+    # PyTorch's DataLoader names the signal: a segfault is neither the OOM killer (9) nor a full /dev/shm (7)
+    assert extract_facts("DataLoader worker (pid 3121) is killed by signal: Bus error.")["exit_signal"] == 7.0
+    assert extract_facts("DataLoader worker (pid 25902) is killed by signal: Segmentation fault")["exit_signal"] == 11.0
+    assert extract_facts("RuntimeError: DataLoader worker (pid(s) 2977051) exited unexpectedly") == {}
 
 
 def test_a_condition_is_supported_contradicted_or_silent():
