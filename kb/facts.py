@@ -104,6 +104,30 @@ def _exit_signal(text: str) -> dict[str, float]:
     return {"exit_signal": float(_SIGNAL_NUMBERS[named.group(1)])} if named else {}
 
 
+# A GPU named by model (`RTX 5090 support - built from scratch`, `Kaggle 的 T4 上`, `4张A800`): its compute
+# capability, when the paste states none. Short names (T4, L4, A10, …) count only beside NVIDIA/Tesla or a
+# word that makes them a card (GPU, 显卡, 卡, -PCIE, -SXM), so `step T4` or `A40 paper size` are not GPUs.
+_GPU_CC = {
+    "P100": 6.0, "P40": 6.1, "V100": 7.0, "V100S": 7.0, "T4": 7.5, "A100": 8.0, "A800": 8.0, "A30": 8.0,
+    "A10": 8.6, "A10G": 8.6, "A40": 8.6, "A6000": 8.6, "L4": 8.9, "L20": 8.9, "L40": 8.9, "L40S": 8.9,
+    "H100": 9.0, "H800": 9.0, "H20": 9.0, "H200": 9.0, "GH200": 9.0, "B200": 10.0,
+}
+_GPU_SERIES = {"10": 6.1, "16": 7.5, "20": 7.5, "30": 8.6, "40": 8.9, "50": 12.0}
+_A0 = r"(?<![A-Za-z0-9])"  # word edges for ASCII names inside Chinese text (`4张A800`), where \b sees none
+_Z0 = r"(?![A-Za-z0-9])"
+_GPU_LONG = re.compile(_A0 + r"(P100|V100S?|A100|A800|A6000|L40S|H100|H800|H200|GH200|B200)" + _Z0 + "|"
+                       + _A0 + r"(?:RTX|GTX|GeForce)[ -]?(10|16|20|30|40|50)[5-9]0(?:[ -]?(?:Ti|SUPER))?" + _Z0)
+_GPU_SHORT = re.compile(r"(?:NVIDIA|Tesla|nvidia)[ -](P40|T4|A10G?|A30|A40|L4|L20|L40|H20)" + _Z0 + "|"
+                        + _A0 + r"(P40|T4|A10G?|A30|A40|L4|L20|L40|H20)(?=[ -]?(?:GPU|显卡|卡|上|-PCIE|-SXM|PCIe))")
+
+
+def _gpu_capability(text: str) -> dict[str, float]:
+    """The compute capability of the GPU the paste names, if it names one model (or several of one capability)."""
+    found = {_GPU_CC[m.group(1)] if m.group(1) else _GPU_SERIES[m.group(2)] for m in _GPU_LONG.finditer(text)}
+    found |= {_GPU_CC[m.group(1) or m.group(2)] for m in _GPU_SHORT.finditer(text)}
+    return {"compute_capability": found.pop()} if len(found) == 1 else {}
+
+
 def extract_facts(text: str) -> dict[str, float]:
     """Typed values the paste states, in fixed units (GiB, seconds, compute capability as 8.6)."""
     facts: dict[str, float] = {}
@@ -114,7 +138,12 @@ def extract_facts(text: str) -> dict[str, float]:
                 facts[name] = _gib(m.group(1), m.group(2))
                 break
     for name, patterns in _NUMBER_FACTS.items():
-        for rx in patterns:
+        for i, rx in enumerate(patterns):
+            if name == "compute_capability" and i == len(patterns) - 1:
+                named = _gpu_capability(text)  # a GPU named by model says more than a bare `sm_80` in a build list
+                if named:
+                    facts.update(named)
+                    break
             m = rx.search(text)
             if m:
                 if name == "compute_capability":

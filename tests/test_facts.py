@@ -85,3 +85,16 @@ def test_a_bad_condition_names_the_file_and_line():
     raw = b'---\nid: x\ntitle: X\napplies_when: "reserverd_gib > 2"\n---\n\nbody\n'
     with pytest.raises(ArticleError, match=r"a\.md: line 4: .*unknown value 'reserverd_gib'"):
         parse_document(raw, "a.md")
+
+
+def test_a_gpu_named_by_model_gives_its_compute_capability():
+    """`RTX 5090 support - … FlashAttention only supports Ampere GPUs or newer` is not the pre-Ampere case the
+    article explains: the card's model says so when the paste states no capability."""
+    assert extract_facts("RTX 5090 support - built from scratch but still getting")["compute_capability"] == 12.0
+    assert extract_facts("Kaggle 的 T4 上微调 Qwen 报错")["compute_capability"] == 7.5
+    assert extract_facts("4张A800 sft 训练")["compute_capability"] == 8.0
+    assert extract_facts("GPU: NVIDIA Tesla V100S-PCIE-32GB")["compute_capability"] == 7.0
+    # a stated capability wins; two different cards, or a short name that is not a card, say nothing
+    assert extract_facts("Your Tesla T4 GPU has compute capability 7.5 (RTX 3090 at home)")["compute_capability"] == 7.5
+    assert "compute_capability" not in extract_facts("works on the A100 box, fails on the V100 one")
+    assert "compute_capability" not in extract_facts("step T4 done; paper size A40")
