@@ -400,6 +400,7 @@ class Searcher:
             calls=f["calls"], prose=f["prose"], cross=f["cross"], agreement=self._agreement(c, ai),
             lexical_abs=self._lexical_abs(c, f["lexical"]),
             expansion_cover=self._coverage(c.exp_tokens, have),
+            points_elsewhere=1.0 if c.sig.points_elsewhere() else 0.0,
         )
 
     @staticmethod

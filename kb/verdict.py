@@ -90,6 +90,8 @@ class Evidence:
     coverage_lead: float = 0.0
     template_lead: float = 0.0
     """Top result only: its rare_share, coverage and template_words minus the runner-up's."""
+    points_elsewhere: float = 0.0
+    """1 when the paste's only error lines point at an error it does not contain (`See root cause above`)."""
 
     def model_row(self) -> list[float]:
         v = self.__dict__
@@ -208,7 +210,9 @@ def vetoed(ev: Evidence) -> str | None:
       something else that shares a word or two: on a small corpus even a single `不`);
     - the paste is about another platform;
     - its numbers contradict the article's condition;
-    - its error line is about another package than the article's (the same build failure of another wheel).
+    - its error line is about another package than the article's (the same build failure of another wheel);
+    - its only error line points at an error it does not contain (`See root cause above`): any article
+      quoting that wrapper is a guess at the cause.
     None of the eval's right answers carries any of them. They matter most where the eval has
     no examples. The error-line condition keeps a small knowledge base useful: a long NCCL log
     full of words its five articles never use, whose watchdog line one article quotes, is
@@ -226,6 +230,8 @@ def vetoed(ev: Evidence) -> str | None:
         return "facts_contradicted"
     if ev.subject_conflict:
         return "subject_conflict"
+    if ev.points_elsewhere:
+        return "points_elsewhere"
     return None
 
 
@@ -276,6 +282,8 @@ _DOUBTS = {
          if c.article_platforms else f"the paste is about {_words(c.query_platforms)}, which no close article covers"),
     "subject_conflict": lambda e, c: e.subject_conflict and c.query_subject
     and f"the paste's error is about `{c.query_subject}`; the closest article's is about `{c.article_subject}`",
+    "points_elsewhere": lambda e, c: (
+        "the paste's error line only points at the real error (\"see root cause above\"): paste the lines above it"),
     "facts_contradicted": lambda e, c: e.facts < 0 and c.condition
     and f"the numbers in the paste contradict the closest article, which applies when `{c.condition}`",
     "unknown": lambda e, c: e.unknown > 0.2 and c.unknown_words

@@ -108,6 +108,18 @@ def test_the_signal_a_worker_died_of_decides_between_host_memory_and_a_bus_error
     assert "ds-offload-host-ram-sigkill" not in [r.article_id for r in bus.results[:3]]
 
 
+def test_a_wrapper_that_points_at_the_real_error_is_never_an_answer(bundled):
+    """vLLM's `Engine core initialization failed. See root cause above.` alone: the cause is in lines the user did
+    not paste, so an article quoting the wrapper is a guess, and the reason says what to paste."""
+    resp = bundled.search("RuntimeError: Engine core initialization failed. See root cause above. "
+                          "Failed core proc(s): {'EngineCore_0': 1}")
+    assert resp.verdict != "answer" and "paste the lines above it" in resp.reason
+    with_cause = bundled.search("ValueError: No available memory for the cache blocks. Try increasing "
+                                "`gpu_memory_utilization` when initializing the engine.\nRuntimeError: Engine core "
+                                "initialization failed. See root cause above. Failed core proc(s): {'EngineCore_0': 1}")
+    assert "lines above it" not in with_cause.reason
+
+
 def test_leaving_the_right_article_out_turns_a_confident_answer_into_no_answer(bundled):
     paste = ("ValueError: Must flatten tensors with uniform dtype but got torch.bfloat16 and torch.float32")
     covered = bundled.search(paste)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .vocab import _POINTS_ELSEWHERE
+
 
 MAX_LINE = 2000  # chars of one line that are analysed (and masked)
 MAX_TEXT = 512 * 1024  # chars of one paste that are analysed (head + tail)
@@ -45,3 +47,8 @@ class Signature:
         if self.components:
             parts.append(" ".join(self.components))
         return "\n".join(parts)[:TEXT_BUDGET]
+
+    def points_elsewhere(self) -> bool:
+        """True when every error line only points at the real error (vLLM's `Engine core initialization failed.
+        See root cause above.`): the cause is in lines the user did not paste."""
+        return bool(self.lines) and all(_POINTS_ELSEWHERE.search(line) for line in self.lines)
