@@ -382,7 +382,7 @@ class Searcher:
             exc_match = -1.0 if f["template"] < 0.5 else 0.0
         q_platforms = platforms(c.q_tokens)
         q_subject = next(filter(None, map(subject, c.sig.lines)), None)
-        a_subject = subject(a.error_lines[line]) if line >= 0 else None
+        a_subject = self._article_subject(ai, line)
         return Evidence(
             lexical=f["lexical"], expansion=max(f["expansion"], f["bridge"]),
             dense=f["dense"] if c.dense_used else None, template=f["template"],
@@ -402,6 +402,18 @@ class Searcher:
             expansion_cover=self._coverage(c.exp_tokens, have),
             points_elsewhere=1.0 if c.sig.points_elsewhere() else 0.0,
         )
+
+    def _article_subject(self, ai: int, line: int) -> str | None:
+        """The package the article's matched error line is about; when that line names none (pip's
+        `× python setup.py bdist_wheel did not run successfully.`), the one package its error lines name."""
+        if line < 0:
+            return None
+        a = self.articles[ai]
+        own = subject(a.error_lines[line])
+        if own:
+            return own
+        named = {s for s in map(subject, a.error_lines) if s}
+        return named.pop() if len(named) == 1 else None
 
     @staticmethod
     def _agreement(c: "Candidates", ai: int) -> float:
@@ -463,7 +475,7 @@ class Searcher:
             unknown_words=tuple(dict.fromkeys(t for t in c.q_tokens if t not in self.df))[:3],
             sharing=self._sharing(a.templates[line], c.excluded) if line >= 0 else 1,
             query_subject=next(filter(None, map(subject, c.sig.lines)), None),
-            article_subject=subject(a.error_lines[line]) if line >= 0 else None,
+            article_subject=self._article_subject(ai, line),
         )
 
     def _error_tokens(self, c: "Candidates") -> list[str]:

@@ -56,6 +56,11 @@ def test_the_same_failure_of_another_package_is_not_answered_with_that_packages_
                            "pyproject.toml-based projects\nerror: can't find Rust compiler")
     assert other.verdict != "answer"
     assert "`tokenizers`" in other.reason and "`flash-attn`" in other.reason
+    # the article's matched line names no package (pip's epilogue): the one package its error lines name counts
+    epilogue = bundled.search("× Building wheel for llama-cpp-python (pyproject.toml) did not run successfully.\n"
+                              "│ exit code: 1\n× python setup.py bdist_wheel did not run successfully.")
+    assert epilogue.verdict != "answer"
+    assert "`llama-cpp-python`" in epilogue.reason and "`flash-attn`" in epilogue.reason
 
 
 def test_error_subjects_are_read_off_the_line():
