@@ -88,18 +88,23 @@ _EXIT_SIGNAL = re.compile(r"exits with return (?:code = )?-(\d{1,2})\b|exitcode\
                           r"|Signal (\d{1,2}) \(SIG[A-Z]+\)|<Signals\.SIG[A-Z]+: (\d{1,2})>")
 
 
-_KILLED_BY = re.compile(r"killed by signal: (Killed|Bus error|Segmentation fault|Aborted|Terminated|Floating point "
-                        r"exception|Illegal instruction)")
+_KILLED_BY = re.compile(r"killed by signal: (Killed|Bus error|Segmentation fault|Aborted|Floating point exception"
+                        r"|Illegal instruction)")
 """PyTorch's DataLoader names the signal (`DataLoader worker (pid 3121) is killed by signal: Bus error.`)."""
-_SIGNAL_NUMBERS = {"Killed": 9, "Bus error": 7, "Segmentation fault": 11, "Aborted": 6, "Terminated": 15,
-                   "Floating point exception": 8, "Illegal instruction": 4}
+_SIGNAL_NUMBERS = {"Killed": 9, "Bus error": 7, "Segmentation fault": 11, "Aborted": 6, "Floating point exception": 8,
+                   "Illegal instruction": 4}
+_SIGTERM = 15
+"""Sent by someone else (a launcher stopping the other ranks, the scheduler, the parent exiting): a worker
+that died of it says nothing about why the job failed, so it is no fact."""
 
 
 def _exit_signal(text: str) -> dict[str, float]:
     root = _ROOT_FAILURE.search(text)
-    m = (root and _EXIT_SIGNAL.search(text, root.end())) or _EXIT_SIGNAL.search(text)
-    if m:
-        return {"exit_signal": float(next(g for g in m.groups() if g))}
+    for start in ((root.end(), 0) if root else (0,)):
+        for m in _EXIT_SIGNAL.finditer(text, start):
+            number = int(next(g for g in m.groups() if g))
+            if number != _SIGTERM:
+                return {"exit_signal": float(number)}
     named = _KILLED_BY.search(text) if "killed by signal" in text else None
     return {"exit_signal": float(_SIGNAL_NUMBERS[named.group(1)])} if named else {}
 

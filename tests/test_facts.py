@@ -63,6 +63,9 @@ def test_the_signal_a_worker_died_of():
     assert extract_facts("DataLoader worker (pid 3121) is killed by signal: Bus error.")["exit_signal"] == 7.0
     assert extract_facts("DataLoader worker (pid 25902) is killed by signal: Segmentation fault")["exit_signal"] == 11.0
     assert extract_facts("RuntimeError: DataLoader worker (pid(s) 2977051) exited unexpectedly") == {}
+    # SIGTERM is sent by someone else (a launcher stopping the other ranks): it says nothing about the cause
+    assert extract_facts("DataLoader worker (pid 4125) is killed by signal: Terminated.") == {}
+    assert extract_facts("exits with return code = -15\n… exits with return code = -9")["exit_signal"] == 9.0
 
 
 def test_a_condition_is_supported_contradicted_or_silent():
