@@ -1818,6 +1818,10 @@ def test_a_rich_traceback_box_reads_like_pythons() -> None:
         assert s.lines == ("ValueError: Unable to find 'latest' file at /data/ckpt/latest",)
         assert frame_calls(paste)[:2] == ("get_fp32_state_dict_from_zero_checkpoint",
                                           "raise ValueError(f\"Unable to find 'latest' file at {latest_path}\")")
+    # a box whose bottom border was not pasted does not swallow the log lines after it
+    cut = "╭──── Traceback (most recent call last) ────╮\n│ /x/train.py:74 in <module> │\n│ ❱ 74 trainer.fit() │\n\n" \
+          "2 ranks failed with CUDA error: an illegal memory access was encountered"
+    assert focus(extract(cut)).lines == ("2 ranks failed with CUDA error: an illegal memory access was encountered",)
 
 
 def test_comfyui_names_the_exception_above_its_traceback() -> None:

@@ -91,7 +91,7 @@ def _close(out: list[str], etype: str | None, text: str) -> None:
 def _from_rich(text: str) -> str:
     lines = text.split("\n")
     out: list[str] = []
-    in_box = False
+    in_box = False  # after a top border: a `|` at a line's start is the box's (a copy may turn `│` into it)
     for i, line in enumerate(lines):
         if i > _MAX_LINES:
             out.extend(lines[i:])
@@ -104,15 +104,12 @@ def _from_rich(text: str) -> str:
         if stripped.startswith("╰"):
             in_box = False
             continue
-        inner = _RICH_BORDER.sub("", line).strip() if in_box or stripped[:1] in "│|" or "❱" in line else None
-        if inner is None:
-            f = _RICH_FRAME.match(_RICH_BORDER.sub("", stripped))  # a box whose top border was not pasted
-            if f:
-                out.extend(_first_frame(out) + [_frame(f.group("path"), f.group("line"), f.group("func"))])
-                in_box = True
-            else:
-                out.append(line)
+        if not (stripped.startswith("│") or in_box and stripped.startswith("|") or "❱" in line):
+            # Not a line of the box; but a frame whose border was lost in the copy still reads as one.
+            f = _RICH_FRAME.match(_RICH_BORDER.sub("", stripped))
+            out.extend(_first_frame(out) + [_frame(f.group("path"), f.group("line"), f.group("func"))] if f else [line])
             continue
+        inner = _RICH_BORDER.sub("", line).strip()
         f = _RICH_FRAME.match(inner)
         if f:
             out.extend(_first_frame(out) + [_frame(f.group("path"), f.group("line"), f.group("func"))])
