@@ -80,8 +80,9 @@ def _shape_facts(text: str) -> dict[str, float]:
 
 
 # The signal a worker died of, as launchers report it: `exits with return code = -9` (DeepSpeed), `exitcode : -7`
-# (torchrun), `Signal 9 (SIGKILL) received`, `<Signals.SIGKILL: 9>`, `killed by signal: Bus error`. It decides between causes that share a
-# line: 9 is the kernel's OOM killer (host RAM), 7 a bus error (a full /dev/shm), 6 an abort (NCCL's watchdog).
+# (torchrun), `Signal 9 (SIGKILL) received`, `<Signals.SIGKILL: 9>`, `killed by signal: Bus error` (DataLoader).
+# It decides between causes that share a line: 9 is the kernel's OOM killer (host RAM), 7 a bus error (a full
+# /dev/shm), 6 an abort (NCCL's watchdog).
 # torchrun lists the other ranks first and the first observed failure last: that one counts when it is there.
 _ROOT_FAILURE = re.compile(r"Root Cause \(first observed failure\)")
 _EXIT_SIGNAL = re.compile(r"exits with return (?:code = )?-(\d{1,2})\b|exitcode\s*:\s*-(\d{1,2})\b"

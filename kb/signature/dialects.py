@@ -22,7 +22,8 @@ _IPY_HEADER = re.compile(r"^(?P<type>[A-Za-z_][\w.]{0,200}?)[ \t]{2,}Traceback \
 _IPY_FRAME = re.compile(
     r"File (?P<path>[^\s\n][^\n]{0,1000}?):(?P<line>\d{1,9}), in (?P<func>[\w<>.]{1,200})(?:\(.*)?$"  # IPython 8
     r"|Cell In\[\d{1,6}\], line (?P<cell_line>\d{1,9})$"  # IPython 8, the notebook cell itself
-    r"|(?P<old_path><ipython-input-[\w-]{1,100}>|[^\s\n][^\n]{0,1000}?\.py) in (?P<old_func>[\w<>.]{1,200}|<cell line: \d+>)(?:\(.*)?$"
+    r"|(?P<old_path><ipython-input-[\w-]{1,100}>|[^\s\n][^\n]{0,1000}?\.py)"  # before IPython 8
+    r" in (?P<old_func>[\w<>.]{1,200}|<cell line: \d+>)(?:\(.*)?$"
 )
 _IPY_ARROW = re.compile(r"-*> ?\d{1,9} (?P<code>.*)$")
 _IPY_CONTEXT = re.compile(r"[ \t]+\d{1,9}(?: .*)?$")
@@ -65,7 +66,8 @@ def _from_ipython(text: str) -> str:
         f = _IPY_FRAME.match(stripped)
         if f:
             func = f.group("func") or f.group("old_func") or "<module>"
-            out.append(_frame(f.group("path") or f.group("old_path") or "<cell>", f.group("line") or f.group("cell_line"),
+            path = f.group("path") or f.group("old_path") or "<cell>"
+            out.append(_frame(path, f.group("line") or f.group("cell_line"),
                               "<module>" if func.startswith("<cell line") else func))
             continue
         a = _IPY_ARROW.match(stripped)
