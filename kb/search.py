@@ -39,7 +39,7 @@ from .trust import (
     AGREEING_SIGNALS, RARE_WORDS, is_prose, lead, mentions, platforms, short_exception, subject,
 )
 from .vectors import LocalBackend
-from .verdict import ConfidenceModel, Context, Evidence, decide
+from .verdict import QUOTED_LINE, ConfidenceModel, Context, Evidence, decide
 
 DENSE_CANDIDATES = 100
 POOL_PER_SIGNAL = 30
@@ -476,7 +476,19 @@ class Searcher:
             sharing=self._sharing(a.templates[line], c.excluded) if line >= 0 else 1,
             query_subject=next(filter(None, map(subject, c.sig.lines)), None),
             article_subject=self._article_subject(ai, line),
+            ruled_out=self._ruled_out(c, ai),
         )
+
+    def _ruled_out(self, c: "Candidates", top: int) -> tuple[str, str] | None:
+        """(id, condition) of an article that quotes the paste's error line but whose condition the paste's numbers
+        contradict, when another article leads: what a reason should say rather than "no article quotes this line"."""
+        facts = c.features[:, FEATURES.index("facts")]
+        quoting = [(strength, ai) for ai, (strength, _) in c.templates.items()
+                   if ai != top and strength >= QUOTED_LINE and facts[c.pool.index(ai)] < 0]
+        if not quoting:
+            return None
+        ai = max(quoting)[1]
+        return self.articles[ai].id, self._condition_text(ai) or ""
 
     def _error_tokens(self, c: "Candidates") -> list[str]:
         """The words a reason may name as the paste's distinctive ones: those of its error lines and components

@@ -164,6 +164,8 @@ class Context:
     sharing: int = 1
     query_subject: str | None = None
     article_subject: str | None = None
+    ruled_out: tuple[str, str] | None = None
+    """(id, condition) of an article that quotes the paste's error line but whose condition the paste contradicts."""
 
 
 QUOTED_LINE = 0.9
@@ -297,6 +299,8 @@ _DOUBTS = {
     "template_words": lambda e, c: e.template > 0 and c.matched_error
     and f"the matched line `{_cut(c.matched_error, 80)}` is a generic shape that many errors share",
     "margin": lambda e, c: "several articles match about equally well",
-    "template": lambda e, c: "no article quotes this error line",
+    "template": lambda e, c: (
+        f"the article that quotes this error line, `{c.ruled_out[0]}`, applies when `{c.ruled_out[1]}`, "
+        "which the paste's numbers contradict" if c.ruled_out else "no article quotes this error line"),
     "lexical": lambda e, c: "the closest article shares only a few words with the paste",
 }

@@ -113,6 +113,17 @@ def test_the_signal_a_worker_died_of_decides_between_host_memory_and_a_bus_error
     assert "ds-offload-host-ram-sigkill" not in [r.article_id for r in bus.results[:3]]
 
 
+def test_a_gpu_named_by_model_rules_out_the_pre_ampere_article_and_the_reason_says_so(bundled):
+    """FlashAttention's `only supports Ampere GPUs or newer` on an RTX 5090 (compute capability 12.0) is a wrong
+    build, not the old card the article that quotes the line is about: that article is ruled out, and the
+    reason says which condition the paste contradicts rather than that no article quotes the line."""
+    line = "RuntimeError: FlashAttention only supports Ampere GPUs or newer."
+    assert bundled.search("Tesla T4: " + line).results[0].article_id == "fa-ampere-only-turing-v100"
+    resp = bundled.search("RTX 5090 support - built from scratch but still getting - " + line)
+    assert resp.verdict != "answer" and resp.results[0].article_id != "fa-ampere-only-turing-v100"
+    assert "`fa-ampere-only-turing-v100`, applies when `compute_capability < 8.0`" in resp.reason, resp.reason
+
+
 def test_a_wrapper_that_points_at_the_real_error_is_never_an_answer(bundled):
     """vLLM's `Engine core initialization failed. See root cause above.` alone: the cause is in lines the user did
     not paste, so an article quoting the wrapper is a guess, and the reason says what to paste."""
