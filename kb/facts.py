@@ -114,14 +114,15 @@ def _exit_signal(text: str) -> dict[str, float]:
 # capability, when the paste states none. Short names (T4, L4, A10, …) count only beside NVIDIA/Tesla or a
 # word that makes them a card (GPU, 显卡, 卡, -PCIE, -SXM), so `step T4` or `A40 paper size` are not GPUs.
 _GPU_CC = {
-    "P100": 6.0, "P40": 6.1, "V100": 7.0, "V100S": 7.0, "T4": 7.5, "A100": 8.0, "A800": 8.0, "A30": 8.0,
+    "K80": 3.7, "M40": 5.2, "M60": 5.2, "P100": 6.0, "P40": 6.1, "V100": 7.0, "V100S": 7.0, "T4": 7.5,
+    "A100": 8.0, "A800": 8.0, "A30": 8.0,
     "A10": 8.6, "A10G": 8.6, "A40": 8.6, "A6000": 8.6, "L4": 8.9, "L20": 8.9, "L40": 8.9, "L40S": 8.9,
     "H100": 9.0, "H800": 9.0, "H20": 9.0, "H200": 9.0, "GH200": 9.0, "B200": 10.0,
 }
 _GPU_SERIES = {"10": 6.1, "16": 7.5, "20": 7.5, "30": 8.6, "40": 8.9, "50": 12.0}
 _A0 = r"(?<![A-Za-z0-9])"  # word edges for ASCII names inside Chinese text (`4张A800`), where \b sees none
 _Z0 = r"(?![A-Za-z0-9])"
-_GPU_LONG = re.compile(_A0 + r"(P100|V100S?|A100|A800|A6000|L40S|H100|H800|H200|GH200|B200)" + _Z0 + "|"
+_GPU_LONG = re.compile(_A0 + r"(K80|M40|M60|P100|V100S?|A100|A800|A6000|L40S|H100|H800|H200|GH200|B200)" + _Z0 + "|"
                        + _A0 + r"(?:RTX|GTX|GeForce)[ -]?(10|16|20|30|40|50)[5-9]0(?:[ -]?(?:Ti|SUPER))?" + _Z0)
 _GPU_SHORT = re.compile(r"(?:NVIDIA|Tesla|nvidia)[ -](P40|T4|A10G?|A30|A40|L4|L20|L40|H20)" + _Z0 + "|"
                         + _A0 + r"(P40|T4|A10G?|A30|A40|L4|L20|L40|H20)(?=[ -]?(?:GPU|显卡|卡|上|-PCIE|-SXM|PCIe))")

@@ -97,6 +97,7 @@ def test_a_gpu_named_by_model_gives_its_compute_capability():
     assert extract_facts("Kaggle 的 T4 上微调 Qwen 报错")["compute_capability"] == 7.5
     assert extract_facts("4张A800 sft 训练")["compute_capability"] == 8.0
     assert extract_facts("GPU: NVIDIA Tesla V100S-PCIE-32GB")["compute_capability"] == 7.0
+    assert extract_facts("因为我使用的显卡是M40，比较久")["compute_capability"] == 5.2
     # a stated capability wins; two different cards, or a short name that is not a card, say nothing
     assert extract_facts("Your Tesla T4 GPU has compute capability 7.5 (RTX 3090 at home)")["compute_capability"] == 7.5
     assert "compute_capability" not in extract_facts("works on the A100 box, fails on the V100 one")

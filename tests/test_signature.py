@@ -1864,3 +1864,11 @@ def test_a_failed_import_warning_gives_the_error_it_quotes() -> None:
     assert s.lines == ("ImportError: /lib64/libc.so.6: version `GLIBC_2.32' not found (required by /home/u/vllm/_C.abi3.so)",)
     s = focus(extract("Failed to import from vllm._C with ModuleNotFoundError(\"No module named 'vllm._C'\")"))
     assert s.exception == "ModuleNotFoundError" and s.lines == ("ModuleNotFoundError: No module named 'vllm._C'",)
+
+
+def test_a_bare_type_named_in_a_chinese_sentence_does_not_replace_the_quoted_error() -> None:
+    """The error line first, then `…虽然程序上进行了判断，但是会出现RuntimeError`: the sentence names the type the paste
+    already gave with its message, and that message stays the paste's error line."""
+    s = focus(extract("RuntimeError: CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling `cublasGemmStridedBatchedEx("
+                      "handle, opa, opb)`\n\n因为我使用的显卡是M40，比较久，不支持bf16功能，虽然程序上进行了判断，但是会出现RuntimeError"))
+    assert s.lines[0].startswith("RuntimeError: CUDA error: CUBLAS_STATUS_NOT_SUPPORTED")

@@ -25,6 +25,8 @@ def assemble(ex: _Extractor) -> Signature:
     if excs:
         real = [e for e in excs if not e.ignored] or excs
         primary = real[-1]
+        if not primary.message:  # a bare type (`…但是会出现RuntimeError`) names one the paste gave with its message
+            primary = next((e for e in reversed(real) if e.type == primary.type and e.message), primary)
         pointer = _points_elsewhere(primary)
         if primary.type in _WRAPPERS or primary.type.endswith(".ChildFailedError") or pointer:
             child = primary.type.endswith("ChildFailedError") or pointer
