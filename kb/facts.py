@@ -44,8 +44,10 @@ _NUMBER_FACTS: dict[str, tuple[re.Pattern[str], ...]] = {
     # The device's own capability first (`RTX 5090 with CUDA capability sm_120`, `has compute capability 7.5`):
     # the same paste lists the builds' capabilities too (`supports CUDA capabilities sm_50 sm_60 …`).
     "compute_capability": (re.compile(r"with CUDA capability sm_(\d{1,2})(\d)\b"),
-                           re.compile(r"[Cc]apability (?:of )?(\d+)\.(\d)\b"), re.compile(r"\bsm_(\d{1,2})(\d)\b")),
+                           re.compile(r"[Cc]apability (?:of )?(\d+)\.(\d)\b")),
 }
+_BARE_SM = re.compile(r"\bsm_(\d{1,2})(\d)\b")
+"""The last resort for compute_capability, after a GPU named by model: an `sm_80` that may be a build's list."""
 
 
 # `size mismatch for NAME: copying a param with shape torch.Size([a, b]) from checkpoint, the shape in current
@@ -145,12 +147,7 @@ def extract_facts(text: str) -> dict[str, float]:
                 facts[name] = _gib(m.group(1), m.group(2))
                 break
     for name, patterns in _NUMBER_FACTS.items():
-        for i, rx in enumerate(patterns):
-            if name == "compute_capability" and i == len(patterns) - 1:
-                named = _gpu_capability(text)  # a GPU named by model says more than a bare `sm_80` in a build list
-                if named:
-                    facts.update(named)
-                    break
+        for rx in patterns:
             m = rx.search(text)
             if m:
                 if name == "compute_capability":
@@ -160,6 +157,10 @@ def extract_facts(text: str) -> dict[str, float]:
                 else:
                     facts[name] = float(m.group(1))
                 break
+    if "compute_capability" not in facts:  # a GPU named by model says more than a bare `sm_80` in a build list
+        bare = _BARE_SM.search(text)
+        facts.update(_gpu_capability(text) or ({"compute_capability": float(f"{bare.group(1)}.{bare.group(2)}")}
+                                                if bare else {}))
     # Newer PyTorch prints reserved-but-unallocated; older prints reserved in total. One name for both.
     if "reserved_gib" not in facts and "allocated_gib" in facts and "unallocated_reserved_gib" in facts:
         facts["reserved_gib"] = facts["allocated_gib"] + facts["unallocated_reserved_gib"]

@@ -98,11 +98,15 @@ def classify_content(text: str) -> str:
 _md = MarkdownIt("commonmark", {"html": False}).enable("table").disable("inline")
 
 
+def _heading(tokens: list, i: int) -> tuple[int, str]:
+    """(level, text) of the heading that opens at token i."""
+    return int(tokens[i].tag[1]), tokens[i + 1].content.strip() if i + 1 < len(tokens) else ""
+
+
 def headings(markdown: str) -> list[tuple[int, int, str]]:
     """(line, level, text) of every heading, as the section parser sees them (never one inside a code block)."""
     tokens = _md.parse(markdown)
-    return [(tok.map[0], int(tok.tag[1]), tokens[i + 1].content.strip() if i + 1 < len(tokens) else "")
-            for i, tok in enumerate(tokens) if tok.type == "heading_open" and tok.map]
+    return [(tok.map[0], *_heading(tokens, i)) for i, tok in enumerate(tokens) if tok.type == "heading_open" and tok.map]
 
 
 def parse_sections(markdown: str, title: str = "") -> list[Section]:
@@ -124,8 +128,7 @@ def parse_sections(markdown: str, title: str = "") -> list[Section]:
     while i < len(tokens):
         tok = tokens[i]
         if tok.type == "heading_open" and tok.map:
-            level = int(tok.tag[1])
-            text = tokens[i + 1].content.strip() if i + 1 < len(tokens) else ""
+            level, text = _heading(tokens, i)
             close(tok.map[0])
             while stack and stack[-1][0] >= level:
                 stack.pop()

@@ -199,10 +199,11 @@ def _cut_frames(ex: _Extractor) -> list[tuple[tuple[int, int, int], str]]:
                 src[key] = body
             continue
         path = m.group("path")
-        where = _pkg_part(path) or path.replace("\\", "/").rsplit("/", 1)[-1]
+        part = _pkg_part(path)
+        where = part or path.replace("\\", "/").rsplit("/", 1)[-1]
         func = body.rsplit(", in ", 1)[1].strip() if ", in " in body else ""
         call = src.pop(key, None)
-        if func in _GENERIC_CALLS and _pkg_part(path):
+        if func in _GENERIC_CALLS and part:
             continue  # a library's `module.py in _call_impl: return forward_call(*args)` is in every traceback
         line = f"{where} in {func}" if func else where
         if call:
