@@ -142,6 +142,7 @@ class Searcher:
 
         self._global_of = global_of
         self._tokens_cache: dict[int, frozenset[str]] = {}
+        self._title_tokens: dict[int, frozenset[str]] = {}
 
     def variant(self, weights: RankingWeights | None = None,
                 extractor: Callable[[str], Signature] | None = None) -> "Searcher":
@@ -401,6 +402,7 @@ class Searcher:
             lexical_abs=self._lexical_abs(c, f["lexical"]),
             expansion_cover=self._coverage(c.exp_tokens, have),
             points_elsewhere=1.0 if c.sig.points_elsewhere() else 0.0,
+            title_recall=self._title_recall(ai, set(c.q_tokens) | set(c.exp_tokens)),
         )
 
     def _article_subject(self, ai: int, line: int) -> str | None:
@@ -437,6 +439,23 @@ class Searcher:
         second = self.evidence(c, scored[1][1])
         return replace(ev, rare_lead=ev.rare_share - second.rare_share, coverage_lead=ev.coverage - second.coverage,
                        template_lead=ev.template_words - second.template_words)
+
+    def _title_words(self, ai: int) -> frozenset[str]:
+        title = self._title_tokens.get(ai)
+        if title is None:
+            title = self._title_tokens[ai] = frozenset(self.tokenizer(self.articles[ai].title))
+        return title
+
+    def _title_recall(self, ai: int, query_tokens: set[str]) -> float:
+        """Share of the article title's IDF mass among the query's words (and their glossary translations)."""
+        title = self._title_words(ai)
+        total = sum(self._idf(t) for t in title)
+        return sum(self._idf(t) for t in title if t in query_tokens) / total if total else 0.0
+
+    def _title_missing(self, ai: int, query_tokens: set[str]) -> tuple[str, ...]:
+        """The title's rarest words that the query lacks: what the closest article is about and the paste is not."""
+        missing = {t for t in self._title_words(ai) if t not in query_tokens and t in self.df and len(t) > 1}
+        return tuple(sorted(missing, key=lambda t: (-self._idf(t), t))[:3])
 
     def _lexical_abs(self, c: "Candidates", lexical: float) -> float:
         """The article's best chunk's BM25 over what a chunk holding every query word once would
@@ -477,6 +496,7 @@ class Searcher:
             query_subject=next(filter(None, map(subject, c.sig.lines)), None),
             article_subject=self._article_subject(ai, line),
             ruled_out=self._ruled_out(c, ai),
+            title_missing=self._title_missing(ai, set(c.q_tokens) | set(c.exp_tokens)),
         )
 
     def _ruled_out(self, c: "Candidates", top: int) -> tuple[str, str] | None:

@@ -25,6 +25,7 @@ MODEL_FEATURES = (
     "lexical", "template", "template_share", "coverage", "unknown", "margin", "exc_match", "exc_unknown",
     "rare_share", "platform_conflict", "facts_contradicted", "facts_supported", "template_words", "calls",
     "prose", "cross", "component", "expansion", "agreement", "lexical_abs", "expansion_cover", "rare_lead", "coverage_lead", "template_lead",
+    "title_recall",
 )
 """The evidence the confidence model reads, in the order of its coefficients."""
 
@@ -32,7 +33,7 @@ SIGNS = {
     "template": 1, "template_share": -1, "coverage": 1, "unknown": -1, "margin": 1, "exc_match": 1,
     "exc_unknown": -1, "rare_share": 1, "platform_conflict": -1, "facts_contradicted": -1, "facts_supported": 1,
     "template_words": 1, "calls": 1, "agreement": 1, "expansion": 1, "lexical_abs": 1, "expansion_cover": 1,
-    "rare_lead": 1, "coverage_lead": 1, "template_lead": 1,
+    "rare_lead": 1, "coverage_lead": 1, "template_lead": 1, "title_recall": 1,
 }
 """The direction each piece of evidence may push, known before any fitting: more of the query's rare
 words in the article can only help, a line many articles quote can only hurt. The fit keeps these
@@ -92,6 +93,10 @@ class Evidence:
     """Top result only: its rare_share, coverage and template_words minus the runner-up's."""
     points_elsewhere: float = 0.0
     """1 when the paste's only error lines point at an error it does not contain (`See root cause above`)."""
+    title_recall: float = 0.0
+    """Share of the article title's IDF mass that the query holds. The other features ask how much of the
+    query the article explains; this asks the reverse. A title states the article's error and cause, so a
+    paste of that error holds most of it, while a look-alike (same exception, another cause) holds a part."""
 
     def model_row(self) -> list[float]:
         v = self.__dict__
@@ -100,7 +105,7 @@ class Evidence:
                              "exc_unknown", "rare_share", "platform_conflict")),
             1.0 if self.facts < 0 else 0.0, 1.0 if self.facts > 0 else 0.0,
             *(v[n] for n in ("template_words", "calls", "prose", "cross", "component", "expansion", "agreement", "lexical_abs", "expansion_cover",
-                             "rare_lead", "coverage_lead", "template_lead")),
+                             "rare_lead", "coverage_lead", "template_lead", "title_recall")),
         ]
 
     def as_dict(self) -> dict:
@@ -166,6 +171,8 @@ class Context:
     article_subject: str | None = None
     ruled_out: tuple[str, str] | None = None
     """(id, condition) of an article that quotes the paste's error line but whose condition the paste contradicts."""
+    title_missing: tuple[str, ...] = ()
+    """The article title's most distinctive words that the paste lacks."""
 
 
 QUOTED_LINE = 0.9
@@ -290,6 +297,8 @@ _DOUBTS = {
     and f"the numbers in the paste contradict the closest article, which applies when `{c.condition}`",
     "unknown": lambda e, c: e.unknown > 0.2 and c.unknown_words
     and f"words of the paste such as {_words(c.unknown_words)} appear in no article",
+    "title_recall": lambda e, c: c.title_missing
+    and f"the closest article is about {_words(c.title_missing)}, which the paste does not mention",
     "rare_share": lambda e, c: c.rare_missing
     and f"the closest article lacks the paste's distinctive words {_words(c.rare_missing)}",
     "coverage": lambda e, c: c.rare_missing

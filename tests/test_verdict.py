@@ -14,6 +14,7 @@ import pytest
 from kb import evaluate
 from kb.config import Settings
 from kb.service import KnowledgeBase
+from kb.verdict import _DOUBTS, Context
 
 from conftest import REPO
 
@@ -168,13 +169,41 @@ def test_confidence_never_rises_down_the_ranking_and_matches_the_verdict(bundled
         assert resp.confident == (resp.verdict == "answer") and resp.reason
 
 
-def test_a_generic_error_shape_is_less_convincing_than_a_specific_one(bundled):
+def test_a_generic_error_shape_or_a_shared_line_is_never_more_convincing(bundled):
+    """Masking most of the matched line's words away, or eight articles quoting the same line, never raises
+    confidence (the fit keeps those signs). Neither lowers it on its own any more: once the model knows how
+    much of the article's title the paste holds (title_recall, below), the fit gives both no weight."""
     ev = bundled.search("Invalidate trace cache @ step 12: expected module 4, but got module 88").results[0].evidence
     model = bundled.searcher().model
     generic = replace(ev, template_words=ev.template_words / 3)  # most words masked away
     shared = replace(ev, template_share=math.log(8))  # the same line quoted by eight articles
-    assert model.probability(generic) < model.probability(ev)
+    assert model.probability(generic) <= model.probability(ev)
     assert model.probability(shared) <= model.probability(ev)
+
+
+def test_a_paste_that_holds_the_articles_subject_is_more_convincing_than_a_look_alike(bundled):
+    """An article's title states its error and cause. The paste of that error holds most of it; a look-alike
+    (the same message shape, another cause) holds a part, and the reason says what the paste lacks."""
+    paste = "ValueError: Must flatten tensors with uniform requires_grad when use_orig_params=False"
+    right = bundled.search(paste).results[0]
+    assert right.article_id == "fsdp-uniform-requires-grad"
+    look_alike = bundled.search(paste, exclude=frozenset({"fsdp-uniform-requires-grad"}))
+    other = look_alike.results[0]
+    assert other.evidence.title_recall < right.evidence.title_recall / 2
+    model = bundled.searcher().model
+    ev = right.evidence
+    assert model.probability(replace(ev, title_recall=other.evidence.title_recall)) < model.probability(ev)
+    assert right.confidence > other.confidence
+
+
+def test_a_reason_can_name_what_the_closest_article_is_about_that_the_paste_is_not(bundled):
+    question = "Inference server crashes with out of memory right after loading, what should I lower?"
+    searcher = bundled.searcher()
+    c = searcher.gather(question)
+    top = searcher.rank(c, searcher.weights)[0][1]
+    missing = searcher.context(c, top, None).title_missing
+    assert missing and all(len(w) > 1 and w not in question.lower() for w in missing)
+    assert _DOUBTS["title_recall"](None, Context(title_missing=missing)).startswith("the closest article is about")
 
 
 # Floors for the bundled corpus and dev eval with the hash encoder; confidence figures out of fold.
