@@ -453,9 +453,12 @@ class Searcher:
         return sum(self._idf(t) for t in title if t in query_tokens) / total if total else 0.0
 
     def _title_missing(self, ai: int, query_tokens: set[str]) -> tuple[str, ...]:
-        """The title's rarest words that the query lacks: what the closest article is about and the paste is not."""
-        missing = {t for t in self._title_words(ai) if t not in query_tokens and t in self.df and len(t) > 1}
-        return tuple(sorted(missing, key=lambda t: (-self._idf(t), t))[:3])
+        """The title's rarest words that the query lacks: what the closest article is about and the paste is not.
+        Whole words only: not the pieces the tokenizer also keeps (`addr` of `master_addr`, `布式` of `分布式`)."""
+        title = self._title_words(ai)
+        missing = {t for t in title if t not in query_tokens and t in self.df and len(t) > (1 if t[0] > "~" else 2)}
+        whole = {t for t in missing if not any(t != o and t in o for o in title)}
+        return tuple(sorted(whole, key=lambda t: (-self._idf(t), t))[:3])
 
     def _lexical_abs(self, c: "Candidates", lexical: float) -> float:
         """The article's best chunk's BM25 over what a chunk holding every query word once would
