@@ -210,10 +210,11 @@ def test_a_reason_can_name_what_the_closest_article_is_about_that_the_paste_is_n
 # Raise them when the system gets better; a change that falls below one is a regression.
 R_AT_1_FLOOR = {"cross": 0.88, "short_en": 0.96, "traceback": 0.92, "zh": 0.94}
 TRUST_FLOOR = {"none_not_confident": 0.98, "lao_not_confident": 0.80, "precision_confident": 0.97,
-               "right_top1_confident": 0.75}
+               "right_top1_confident": 0.80}
 """The trust issue's goals where the hash encoder meets them (leave-article-out 0.80, precision 0.97), and just
-under what it gets where it does not yet (right-confident: 0.793 with the threshold weighed for real use,
-calibrate.LAO_WEIGHT; it was 0.64 when look-alikes counted fully and this floor was 0.90 on them)."""
+under what it gets where it does not yet (right-confident: 0.826, deals 0.811-0.833, since title_recall; 0.793
+before it, with the threshold weighed for real use, calibrate.LAO_WEIGHT; it was 0.64 when look-alikes counted
+fully and this floor was 0.90 on them)."""
 
 
 def test_eval_floors_per_kind(bundled):
