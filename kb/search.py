@@ -18,6 +18,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Callable
 
@@ -78,6 +79,11 @@ class Candidates:
     scale: float = 1.0
     """The raw BM25 score that lexical features were divided by (the best article's)."""
     excluded: frozenset[int] = frozenset()
+
+    @cached_property
+    def words(self) -> frozenset[str]:
+        """The query's words and their glossary translations: what an article's title is looked for in."""
+        return frozenset(self.q_tokens) | frozenset(self.exp_tokens)
 
 
 def validate_query(query: str) -> str:
@@ -229,8 +235,9 @@ class Searcher:
                 score = max(score, 0.5)
         return score
 
-    def _coverage(self, q_tokens: list[str], have: frozenset[str]) -> float:
-        """Share of the query's IDF mass that the article contains: low when the corpus has no word for it."""
+    def _coverage(self, q_tokens, have: frozenset[str]) -> float:
+        """Share of the IDF mass of `q_tokens` found in `have`. The query's words in an article: low when the
+        corpus has no word for it; an article's title in the query's words: `title_recall`."""
         q = set(q_tokens)
         if not q:
             return 0.0
@@ -402,7 +409,7 @@ class Searcher:
             lexical_abs=self._lexical_abs(c, f["lexical"]),
             expansion_cover=self._coverage(c.exp_tokens, have),
             points_elsewhere=1.0 if c.sig.points_elsewhere() else 0.0,
-            title_recall=self._title_recall(ai, set(c.q_tokens) | set(c.exp_tokens)),
+            title_recall=self._coverage(self._title_words(ai), c.words),
         )
 
     def _article_subject(self, ai: int, line: int) -> str | None:
@@ -446,13 +453,7 @@ class Searcher:
             title = self._title_tokens[ai] = frozenset(self.tokenizer(self.articles[ai].title))
         return title
 
-    def _title_recall(self, ai: int, query_tokens: set[str]) -> float:
-        """Share of the article title's IDF mass among the query's words (and their glossary translations)."""
-        title = self._title_words(ai)
-        total = sum(self._idf(t) for t in title)
-        return sum(self._idf(t) for t in title if t in query_tokens) / total if total else 0.0
-
-    def _title_missing(self, ai: int, query_tokens: set[str]) -> tuple[str, ...]:
+    def _title_missing(self, ai: int, query_tokens: frozenset[str]) -> tuple[str, ...]:
         """The title's rarest words that the query lacks: what the closest article is about and the paste is not.
         Whole words only: not the pieces the tokenizer also keeps (`addr` of `master_addr`, `布式` of `分布式`)."""
         title = self._title_words(ai)
@@ -499,7 +500,7 @@ class Searcher:
             query_subject=next(filter(None, map(subject, c.sig.lines)), None),
             article_subject=self._article_subject(ai, line),
             ruled_out=self._ruled_out(c, ai),
-            title_missing=self._title_missing(ai, set(c.q_tokens) | set(c.exp_tokens)),
+            title_missing=self._title_missing(ai, c.words),
         )
 
     def _ruled_out(self, c: "Candidates", top: int) -> tuple[str, str] | None:
