@@ -1872,3 +1872,47 @@ def test_a_bare_type_named_in_a_chinese_sentence_does_not_replace_the_quoted_err
     s = focus(extract("RuntimeError: CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling `cublasGemmStridedBatchedEx("
                       "handle, opa, opb)`\n\n因为我使用的显卡是M40，比较久，不支持bf16功能，虽然程序上进行了判断，但是会出现RuntimeError"))
     assert s.lines[0].startswith("RuntimeError: CUDA error: CUBLAS_STATUS_NOT_SUPPORTED")
+
+
+def test_the_users_sentence_announcing_the_error_is_not_an_error_line() -> None:
+    """"The error message is as follows:" over a traceback cut before its last line, and "…, the following error
+    occurred:" over the error: the user's words, not the paste's. Were they taken as the error line, the paste
+    would be matched on them (and `matched_error` would show them)."""
+    cut = extract("The error message is as follows:\n\n[2025-03-29 18:18:34 TP0] Scheduler hit an exception: "
+                  "Traceback (most recent call last):\n"
+                  '  File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 249, in __init__\n'
+                  "    self.tp_worker = TpWorkerClass(")
+    assert not any("as follows" in line for line in cut.lines)
+    s = focus(extract("However, during server startup, the following error occurred:\n"
+                      "RuntimeError: Capture cuda graph failed: NCCL error"))
+    assert s.lines == ("RuntimeError: Capture cuda graph failed: NCCL error",)
+    assert extract("Error information:").lines == ()
+    # a tool's own header stays: torch.multiprocessing's, and an error that quotes another
+    assert is_error_line("-- Process 2 terminated with the following error:")
+    assert extract("RuntimeError: Failed to import transformers.models.qwen2.modeling_qwen2 because of the following "
+                   "error (look up to see its traceback):").exception == "RuntimeError"
+
+
+def test_an_environment_report_is_not_the_error() -> None:
+    """`python -m torch.utils.collect_env` prints `Clang version: Could not collect`: an issue template asks for
+    that report, so many pastes carry it above the real error, which must stay the first line."""
+    s = focus(extract("$ python -m torch.utils.collect_env\n"
+                      "/venv/lib/python3.10/site-packages/torch/cuda/__init__.py:129: UserWarning: CUDA initialization: "
+                      "The NVIDIA driver on your system is too old (found version 11020).\n"
+                      "Collecting environment information...\nPyTorch version: 2.2.1+cu121\n"
+                      "Clang version: Could not collect\ncuDNN version: Could not collect\n[conda] Could not collect"))
+    assert s.lines[0].startswith("UserWarning: CUDA initialization: The NVIDIA driver on your system is too old")
+    assert not any("Could not collect" in line for line in s.lines)
+
+
+def test_a_warning_names_the_error_type_only_when_it_is_the_error() -> None:
+    """A Slurm log whose error is the OOM kill, with a UserWarning printed earlier: the paste has no error type.
+    Reporting `UserWarning` would have the reason and the exception check read a warning as the error."""
+    s = focus(extract("/venv/lib/python3.8/site-packages/mmcv/__init__.py:20: UserWarning: On January 1, 2023, MMCV "
+                      "will release v2.0.0.\nslurmstepd: error: Detected 1 oom-kill event(s) in StepId=9411285.0. Some "
+                      "of your processes may have been killed by the cgroup out-of-memory handler.\n"
+                      "srun: error: gpu20-15: task 0: Out Of Memory"))
+    assert "oom-kill" in s.lines[0] and s.exception is None
+    only = focus(extract("/venv/torch/utils/checkpoint.py:61: UserWarning: None of the inputs have requires_grad=True. "
+                         "Gradients will be None"))
+    assert only.exception == "UserWarning"

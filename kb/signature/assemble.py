@@ -89,9 +89,12 @@ def assemble(ex: _Extractor) -> Signature:
     if primary is not None:
         exception = primary.type
         message = _WS.sub(" ", primary.message).strip() or None
-    elif ex.warn_excs:
-        _, exception, msg = ex.warn_excs[-1]
-        message = _WS.sub(" ", msg).strip() or None
+    else:
+        # A warning names the paste's error type only when it is the paste's error: a log whose first
+        # line is a Slurm OOM kill or an unsupported GPU has no type, whatever warnings it also printed.
+        lead = next((w for w in reversed(ex.warn_excs) if lines and lines[0].startswith(w[1] + ":")), None)
+        if lead is not None:
+            exception, message = lead[1], _WS.sub(" ", lead[2]).strip() or None
 
     # Components: frames of the primary chain weigh most, generic torch internals least.
     if primary is not None:

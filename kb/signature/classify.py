@@ -130,10 +130,17 @@ _MAX_CLASSIFY = 600
 _LEAD_IN = re.compile(
     r"(?:\d{1,2}[.)] |[-*] )?(?:\*\*|#{1,6} )?(?:(?:and|then|but|so|it|it's|i|we|my|me|this|that|which|there|got|get|"
     r"gets|getting|showing|shows|show|see|saw|observe|observed|encountered|received|raised|thrown|resulted|results|"
-    r"result|in|of|for|the|following|an|a|same|below|here|is|was|are|with|message|full|complete|entire|"
+    r"result|in|of|for|the|following|follows|as|like|an|a|same|below|here|is|was|are|with|message|full|complete|"
+    r"entire|information|info|details|occurred|occurs|happened|happens|appeared|appears|"
     r"error|errors|exception|output|log|traceback|stack|trace)\b[ ,]*){1,10}[:.-]?\s*(?:\*\*)?$", re.I)
 """A line made only of words that introduce an error ("resulted in the following error:", "**Error**",
-"And the error is"): what the user wrote over the paste, not a line of it."""
+"And the error is", "The error message is as follows:"): what the user wrote over the paste, not a line of it."""
+_LEAD_IN_SENTENCE = re.compile(
+    r"[A-Za-z](?:(?!\w(?:Error|Exception)\b).)*?\b(?:the following (?:errors?|exceptions?|traceback|messages?|logs?|output)|"
+    r"as follows|error (?:messages?|logs?|information|info|output|details))\b[^:：]*[:：]\s*$", re.I)
+"""A user's sentence that announces the paste below it ("However, during server startup, the following error
+occurred:"): it ends with a colon and names no exception type. A tool's own header starts otherwise
+(`-- Process 2 terminated with the following error:`) or names one (`RuntimeError: … the following error (…):`)."""
 
 
 def _tokens(low: str) -> list[bytes]:
@@ -157,8 +164,9 @@ def _is_boilerplate(body: str) -> bool:
 
 
 def _is_noise(body: str) -> bool:
-    """Separators, progress bars and environment dumps (pip list, ds_report, key=value, nvidia-smi)."""
-    if _SEPARATOR.match(body):
+    """Separators, progress bars and environment dumps (pip list, ds_report, key=value, nvidia-smi,
+    `python -m torch.utils.collect_env`, whose `Clang version: Could not collect` is no error)."""
+    if _SEPARATOR.match(body) or body.endswith("Could not collect"):
         return True
     if ("%|" in body or "it/s" in body or "s/it" in body or not body.isascii()) and _PROGRESS.search(body):
         return True
@@ -243,7 +251,7 @@ def _classify(body: str, level: str | None, kw: bool | None = None) -> tuple[int
     """
     if level == "INFO" or level == "DEBUG":
         return None  # benign INFO lines mention "error"/"not found" all the time
-    if _LEAD_IN.match(body) or body.startswith("#") and _HEADING.match(body):
+    if _LEAD_IN.match(body) or _LEAD_IN_SENTENCE.match(body) or body.startswith("#") and _HEADING.match(body):
         return None  # the user's "resulted in the following error:" or "# Error Report" over the error itself
     if body.startswith('File "') and _FRAME.match(body) or _CARET.match(body) or body.startswith("raise "):
         return None  # a frame, caret or source line of a traceback whose header was not pasted, logged at ERROR
