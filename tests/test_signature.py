@@ -1916,3 +1916,13 @@ def test_a_warning_names_the_error_type_only_when_it_is_the_error() -> None:
     only = focus(extract("/venv/torch/utils/checkpoint.py:61: UserWarning: None of the inputs have requires_grad=True. "
                          "Gradients will be None"))
     assert only.exception == "UserWarning"
+
+
+def test_a_command_quoted_in_a_chinese_sentence_is_what_was_tried_not_the_error() -> None:
+    """`中间尝试过将`cp libbitsandbytes_cuda121.so libbitsandbytes_cpu.so`但是不行` quotes what the user tried;
+    an English error quoted the same way is the paste's error, even when it starts like a command."""
+    tried = extract("中间尝试过 将`cp libbitsandbytes_cuda121.so libbitsandbytes_cpu.so`但是不行")
+    assert tried.lines == () and "libbitsandbytes_cpu.so" in tried.prose
+    assert extract("执行`CUDA_VISIBLE_DEVICES=0 python train.py --bf16`后卡住").lines == ()
+    assert extract("报错`python setup.py egg_info did not run successfully`怎么办").lines == (
+        "python setup.py egg_info did not run successfully",)

@@ -188,6 +188,18 @@ def _is_command(body: str) -> bool:
         _PROMPT.match(body) is not None)
 
 
+_SHELL_WORD = re.compile(
+    r"(?:sudo )?(?:cp|mv|ln|rm|cd|ls|cat|export|source|pip3?|conda|python3?|bash|sh|git|docker|apt(?:-get)?|yum|"
+    r"nvidia-smi|torchrun|deepspeed|accelerate|make|cmake|wget|curl|chmod|mkdir|echo|nvcc|[A-Z_]{3,40}=\S*) ")
+
+
+def _is_quoted_command(seg: str) -> bool:
+    """A command the user quotes in a sentence (`将cp libbitsandbytes_cuda121.so libbitsandbytes_cpu.so但是不行`):
+    what they tried, not what failed; one that names an error word (`python setup.py egg_info did not run
+    successfully`) is still the error."""
+    return _SHELL_WORD.match(seg) is not None and not _kw_hit(seg.lower())
+
+
 def _is_requirement(low: str) -> bool:
     """A hardware or version requirement the running setup fails: `FlashAttention only supports Ampere GPUs or
     newer.`, `Triton only supports devices of CUDA Capability >= 7.0`. No error word, but an error all the same."""

@@ -14,7 +14,7 @@ from .classify import (
     _ASCII_SEG, _CARET, _CJK, _COMPILER_LOC, _EXC_FREE, _EXC_INLINE, _EXC_TB, _FAIL_FIELD, _FRAME,
     _HUMAN, _LOG_VERBS, _MAX_CLASSIFY, _NCCL_AT, _PROSE_EN, _PROSE_HEAD, _RANK_PREFIX, _SEPARATOR, _STRUCTURE,
     _TB_SUFFIX, _TERMINATE, _WARN_FREE, _WARN_LOC, _WHAT, _WORD, _classify, _is_boilerplate,
-    _kw_hit, _tb_run_regexes,
+    _is_quoted_command, _kw_hit, _tb_run_regexes,
 )
 
 
@@ -497,7 +497,7 @@ class _Extractor:
             before = body[m.start() - 1] if m.start() else ""
             quoted = (first != "" and first in "\"'`") or (before != "" and before in "\u201c\u300c\u300e\u2018")
             if self._free_line(st, key, pos, t, None, 0, inline=True) or (
-                quoted and len(_WORD.findall(t)) >= 3 and self._add_quoted(pos, t)
+                quoted and len(_WORD.findall(t)) >= 3 and not _is_quoted_command(t) and self._add_quoted(pos, t)
             ):
                 prose = prose.replace(seg, " ", 1)
                 found = True
