@@ -1887,6 +1887,10 @@ def test_the_users_sentence_announcing_the_error_is_not_an_error_line() -> None:
                       "RuntimeError: Capture cuda graph failed: NCCL error"))
     assert s.lines == ("RuntimeError: Capture cuda graph failed: NCCL error",)
     assert extract("Error information:").lines == ()
+    s = focus(extract("In the training script I tried to specify the port in rdzv_endpoint, but the port seems to be set "
+                      "randomly. Sometimes it reports an error:\n[E socket.cpp:472] [c10d] The server socket has failed "
+                      "to listen on any local network address."))
+    assert s.lines == ("[c10d] The server socket has failed to listen on any local network address.",)
     # a tool's own header stays: torch.multiprocessing's, and an error that quotes another
     assert is_error_line("-- Process 2 terminated with the following error:")
     assert extract("RuntimeError: Failed to import transformers.models.qwen2.modeling_qwen2 because of the following "

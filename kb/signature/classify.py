@@ -137,9 +137,11 @@ _LEAD_IN = re.compile(
 "And the error is", "The error message is as follows:"): what the user wrote over the paste, not a line of it."""
 _LEAD_IN_SENTENCE = re.compile(
     r"[A-Za-z](?:(?!\w(?:Error|Exception)\b).)*?\b(?:the following (?:errors?|exceptions?|traceback|messages?|logs?|output)|"
-    r"as follows|error (?:messages?|logs?|information|info|output|details))\b[^:：]*[:：]\s*$", re.I)
+    r"as follows|error (?:messages?|logs?|information|info|output|details)|"
+    r"(?:an?|the|this|that|these|some|same) (?:\w+ )?(?:errors?|exceptions?|traceback|logs?|messages?|output))\b[^:：]*[:：]\s*$",
+    re.I)
 """A user's sentence that announces the paste below it ("However, during server startup, the following error
-occurred:"): it ends with a colon and names no exception type. A tool's own header starts otherwise
+occurred:", "…, but the port seems to be set randomly. Sometimes it reports an error:"): it ends with a colon and names no exception type. A tool's own header starts otherwise
 (`-- Process 2 terminated with the following error:`) or names one (`RuntimeError: … the following error (…):`)."""
 
 
