@@ -138,7 +138,7 @@ _LEAD_IN = re.compile(
 _LEAD_IN_SENTENCE = re.compile(
     r"[A-Za-z](?:(?!\w(?:Error|Exception)\b).)*?\b(?:the following (?:errors?|exceptions?|traceback|messages?|logs?|output)|"
     r"as follows|error (?:messages?|logs?|information|info|output|details)|"
-    r"(?:an?|the|this|that|these|some|same) (?:\w+ )?(?:errors?|exceptions?|traceback|logs?|messages?|output))\b[^:：]*[:：]\s*$",
+    r"(?:an?|the|this|that|these|some|same) (?:\w+ ){0,2}(?:errors?|exceptions?|traceback|logs?|messages?|output))\b[^:：]*[:：]\s*$",
     re.I)
 """A user's sentence that announces the paste below it ("However, during server startup, the following error
 occurred:", "…, but the port seems to be set randomly. Sometimes it reports an error:"): it ends with a colon and names no exception type. A tool's own header starts otherwise
