@@ -1930,3 +1930,17 @@ def test_a_command_quoted_in_a_chinese_sentence_is_what_was_tried_not_the_error(
     assert extract("执行`CUDA_VISIBLE_DEVICES=0 python train.py --bf16`后卡住").lines == ()
     assert extract("报错`python setup.py egg_info did not run successfully`怎么办").lines == (
         "python setup.py egg_info did not run successfully",)
+
+
+def test_a_first_person_sentence_under_the_error_is_the_users_whatever_code_it_names() -> None:
+    """'I am using accelerate==0.33.0 and deepspeed==0.15.0 but got error below' or 'when I run train.py , I got en
+    error. Is my memory too little？': the user's words (versions, a file, a full-width question mark), not a
+    second error line to match articles on."""
+    s = focus(extract("AttributeError: 'Accelerator' object has no attribute 'deepspeed_engine_wrapped'\n"
+                      "I am using accelerate==0.33.0 and deepspeed==0.15.0 but got error below, could you share your version?"))
+    assert s.lines == ("AttributeError: 'Accelerator' object has no attribute 'deepspeed_engine_wrapped'",)
+    s = focus(extract("RuntimeError: DataLoader worker (pid 19597) is killed by signal: Killed.\n"
+                      "when I run train.py , I got en error. Is my memory too little？My memory is 16G and Gpu memory is 8G"))
+    assert s.lines == ("RuntimeError: DataLoader worker (pid 19597) is killed by signal: Killed.",)
+    # glog's info lines open with `I` and digits, not a word
+    assert extract("I0412 12:00:01.123456 1234 server.cc:42] NCCL error: unhandled system error").lines

@@ -18,6 +18,10 @@ from .classify import (
 )
 
 
+_FIRST_PERSON = re.compile(r"(?:(?:when|and|but|so|then|also|now|hi|hello)[ ,]+)?(?:I|I'm|I've|we|we're) [a-z]{2,}\b")
+"""A sentence that opens in the first person ('I am training a model and this error appears …', 'when I run
+train.py , I got en error'): no tool logs that way (glog's `I0412 …` is no word)."""
+
 class _Exc:
     __slots__ = ("pos", "stream", "type", "message", "chain", "frames", "details", "join_next", "cpp", "ignored")
 
@@ -636,8 +640,10 @@ class _Extractor:
 
     @classmethod
     def users_sentence(cls, body: str) -> bool:
-        """A sentence a person wrote ('here is the log:', 'I saw this error occurs in …'), not a log line."""
-        return cls.prose_like(body) and _HUMAN.search(body) is not None
+        """A sentence a person wrote ('here is the log:', 'I saw this error occurs in …'), not a log line. One that
+        opens in the first person ('I am using accelerate==0.33.0 … but got error below') is, whatever code it names."""
+        return (cls.prose_like(body) and _HUMAN.search(body) is not None) or (
+            _FIRST_PERSON.match(body) is not None and len(body.split()) >= 6)
 
     @staticmethod
     def prose_like(body: str) -> bool:
