@@ -1944,3 +1944,12 @@ def test_a_first_person_sentence_under_the_error_is_the_users_whatever_code_it_n
     assert s.lines == ("RuntimeError: DataLoader worker (pid 19597) is killed by signal: Killed.",)
     # glog's info lines open with `I` and digits, not a word
     assert extract("I0412 12:00:01.123456 1234 server.cc:42] NCCL error: unhandled system error").lines
+
+
+def test_an_option_line_of_a_long_command_is_not_an_error() -> None:
+    """A launch command continued over lines ends with `--verbosity error` or `--check_dataset_strategy warning \\`:
+    options the user typed, not a failure; torch.multiprocessing's `-- Process 2 terminated …` header stays."""
+    s = focus(extract("gcloud container node-pools create test \\\n  --num-nodes 1 \\\n  --verbosity error\n"
+                      "Warning  FailedScheduling  21s  default-scheduler  0/2 nodes are available: 1 Insufficient nvidia.com/gpu."))
+    assert not any(line.startswith("--") for line in s.lines) and s.lines
+    assert is_error_line("-- Process 2 terminated with the following error:")

@@ -183,11 +183,15 @@ def _is_noise(body: str) -> bool:
 _PROMPT = re.compile(r"(?:\([\w.-]{1,60}\) )?[\w.-]{1,60}@[\w.-]{1,100}:[^\s$#]{0,300}[$#] ")
 
 
+_OPTION_LINE = re.compile(r"--[A-Za-z][\w.-]*(?:[= ][^ ]+)?(?: \\)?$")
+"""One option of a command continued over lines (`  --verbosity error`, `--log_level error \\`)."""
+
+
 def _is_command(body: str) -> bool:
-    """A shell command the user ran (`$ journalctl -k | grep -i oom`, `root@pod:/app# python x.py`): what they
-    typed, not what failed, even when it names an error word."""
+    """A shell command the user ran (`$ journalctl -k | grep -i oom`, `root@pod:/app# python x.py`, an option line
+    of a long one): what they typed, not what failed, even when it names an error word."""
     return body.startswith("$ ") or (body[0].isalnum() or body[0] == "(") and "@" in body[:160] and (
-        _PROMPT.match(body) is not None)
+        _PROMPT.match(body) is not None) or body.startswith("--") and _OPTION_LINE.match(body) is not None
 
 
 _SHELL_WORD = re.compile(
