@@ -109,6 +109,9 @@ _HUMAN = re.compile(
     r"|getting|get this|here is|here's|below|he|she|he's|she's|they|they're|someone)\b",
     re.I,
 )
+_FIRST_PERSON = re.compile(r"(?:(?:when|and|but|so|then|also|now|hi|hello)[ ,]+)?(?:I|I'm|I've|we|we're) [a-z]{2,}\b")
+"""A sentence that opens in the first person ('I am training a model and this error appears …', 'when I run
+train.py , I got en error'): no tool logs that way (glog's `I0412 …` is no word)."""
 _LOG_VERBS = re.compile(
     r"(?:Loading|Using|Building|Emitting|Detected|Setting|Initializ|Installing|Collecting|Downloading"
     r"|Running|Creating|Processing|Successfully|Requirement already|Attempting|Found|Saving|Time to load"
@@ -135,13 +138,15 @@ _LEAD_IN = re.compile(
     r"error|errors|exception|output|log|traceback|stack|trace)\b[ ,]*){1,10}[:.-]?\s*(?:\*\*)?$", re.I)
 """A line made only of words that introduce an error ("resulted in the following error:", "**Error**",
 "And the error is", "The error message is as follows:"): what the user wrote over the paste, not a line of it."""
+_ANNOUNCED = r"(?:errors?|exceptions?|traceback|messages?|logs?|output)"
 _LEAD_IN_SENTENCE = re.compile(
-    r"[A-Za-z](?:(?!\w(?:Error|Exception)\b).)*?\b(?:the following (?:errors?|exceptions?|traceback|messages?|logs?|output)|"
-    r"as follows|error (?:messages?|logs?|information|info|output|details)|"
-    r"(?:an?|the|this|that|these|some|same) (?:\w+ ){0,2}(?:errors?|exceptions?|traceback|logs?|messages?|output))\b[^:：]*[:：]\s*$",
+    rf"[A-Za-z](?:(?!\w(?:Error|Exception)\b).)*?\b(?:the following {_ANNOUNCED}|as follows|"
+    r"error (?:messages?|logs?|information|info|output|details)|"
+    rf"(?:an?|the|this|that|these|some|same) (?:\w+ ){{0,2}}{_ANNOUNCED})\b[^:：]*[:：]\s*$",
     re.I)
 """A user's sentence that announces the paste below it ("However, during server startup, the following error
-occurred:", "…, but the port seems to be set randomly. Sometimes it reports an error:"): it ends with a colon and names no exception type. A tool's own header starts otherwise
+occurred:", "…, but the port seems to be set randomly. Sometimes it reports an error:"): it ends with a colon
+and names no exception type. A tool's own header starts otherwise
 (`-- Process 2 terminated with the following error:`) or names one (`RuntimeError: … the following error (…):`)."""
 
 

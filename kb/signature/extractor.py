@@ -11,16 +11,12 @@ from .vocab import _GENERIC_COMPONENTS
 from .mask import _DIGIT, _MD_LINK, _URL, _WS, _pkg_part
 from .prefixes import _PFX_FIRST, _component, _strip_prefixes
 from .classify import (
-    _ASCII_SEG, _CARET, _CJK, _COMPILER_LOC, _EXC_FREE, _EXC_INLINE, _EXC_TB, _FAIL_FIELD, _FRAME,
+    _ASCII_SEG, _CARET, _CJK, _COMPILER_LOC, _EXC_FREE, _EXC_INLINE, _EXC_TB, _FAIL_FIELD, _FIRST_PERSON, _FRAME,
     _HUMAN, _LOG_VERBS, _MAX_CLASSIFY, _NCCL_AT, _PROSE_EN, _PROSE_HEAD, _RANK_PREFIX, _SEPARATOR, _STRUCTURE,
     _TB_SUFFIX, _TERMINATE, _WARN_FREE, _WARN_LOC, _WHAT, _WORD, _classify, _is_boilerplate,
     _is_quoted_command, _kw_hit, _tb_run_regexes,
 )
 
-
-_FIRST_PERSON = re.compile(r"(?:(?:when|and|but|so|then|also|now|hi|hello)[ ,]+)?(?:I|I'm|I've|we|we're) [a-z]{2,}\b")
-"""A sentence that opens in the first person ('I am training a model and this error appears …', 'when I run
-train.py , I got en error'): no tool logs that way (glog's `I0412 …` is no word)."""
 
 class _Exc:
     __slots__ = ("pos", "stream", "type", "message", "chain", "frames", "details", "join_next", "cpp", "ignored")
