@@ -149,6 +149,8 @@ class Searcher:
         self._global_of = global_of
         self._tokens_cache: dict[int, frozenset[str]] = {}
         self._title_tokens: dict[int, frozenset[str]] = {}
+        self._idf_cache: dict[str, float] = {}
+        self._line_mass_cache: dict[int, tuple[float, ...]] = {}
 
     def variant(self, weights: RankingWeights | None = None,
                 extractor: Callable[[str], Signature] | None = None) -> "Searcher":
@@ -177,10 +179,15 @@ class Searcher:
 
         The signature lists its lines most telling first (the final exception, then context,
         then launcher summaries such as `failed (exitcode: 1) ... of binary`), so a match on a
-        later line counts for less: `TEMPLATE_DECAY` per place.
+        later line counts for less: `TEMPLATE_DECAY` per place. A line no article quotes exactly
+        matches one that shares most of its words, weighted by IDF: two messages that share only
+        their common words (`ImportError: cannot import name … from`) are not a match. Words the
+        index leaves out (`no`, `for`, `from`) weigh as the rarest: in a message's fixed wording
+        they are as much the message as its nouns.
         """
         found: dict[int, tuple[float, int]] = {}
         qwords = [(t, template_words(t), 1.0 / (1.0 + TEMPLATE_DECAY * i)) for i, t in enumerate(sig.templates[:20])]
+        qmass = [self._words_mass(qw) for _, qw, _ in qwords]
         for t, _, weight in qwords:
             for ai, li in self._places(t):
                 strength = weight * self._line_weight(ai, li)
@@ -190,19 +197,35 @@ class Searcher:
             if ai in excluded:
                 continue
             best = found.get(ai, (0.0, -1))
-            for _, qw, weight in qwords:
+            line_mass = self._line_masses(ai)
+            for (_, qw, weight), q_mass in zip(qwords, qmass):
                 if len(qw) < 3 or weight <= best[0]:
                     continue
                 for li, aw in enumerate(self.articles[ai].template_words):
-                    if not aw:
+                    shared = qw & aw
+                    if not shared:
                         continue
-                    overlap = len(qw & aw)
-                    strength = overlap / max(min(len(qw), len(aw)), 8)
+                    mass = min(q_mass, line_mass[li])
+                    strength = self._words_mass(shared) / mass * min(1.0, min(len(qw), len(aw)) / 8) if mass else 0.0
                     if strength >= 0.5 and strength * weight * self._line_weight(ai, li) > best[0]:
                         best = (strength * weight * self._line_weight(ai, li), li)
             if best[0] > 0:
                 found[ai] = best
         return found
+
+    def _words_mass(self, words: frozenset[str]) -> float:
+        """The summed IDF of some words; fsum, so the same whatever order the set iterates in."""
+        idf = self._idf_cache
+        if len(idf) > 100_000:  # pastes bring words of their own: keep the cache bounded
+            idf.clear()
+        return math.fsum(idf[w] if w in idf else idf.setdefault(w, self._idf(w)) for w in words)
+
+    def _line_masses(self, ai: int) -> tuple[float, ...]:
+        """`_words_mass` of each of the article's error lines, worked out once per snapshot."""
+        masses = self._line_mass_cache.get(ai)
+        if masses is None:
+            masses = self._line_mass_cache[ai] = tuple(self._words_mass(aw) for aw in self.articles[ai].template_words)
+        return masses
 
     def _places(self, template: str) -> list[tuple[int, int]]:
         """(article, error line) of every live article quoting this exact masked error line."""

@@ -318,3 +318,17 @@ def test_a_reason_names_the_errors_missing_words_not_the_users_pleasantries(bund
                         "the loss is weird")
     missing = searcher.context(c, searcher.rank(c, searcher.weights)[0][1], None).rare_missing
     assert not {"however", "removing", "updating", "weird"} & set(missing), missing
+
+
+def test_an_import_error_of_another_name_from_another_package_is_not_the_articles_line(bundled):
+    """`ImportError: cannot import name 'X' from 'Y'` lines share five words whatever X and Y are; the two names
+    are what tell them apart. Counted as words, jinja2's import error matched the AutoAWQ article's
+    `PytorchGELUTanh` line at 0.62; weighted by IDF, it does not match it at all, while the article's own line
+    still does."""
+    paste = "ImportError: cannot import name 'escape' from 'jinja2' (/srv/app/.venv/lib/python3.10/site-packages/jinja2/__init__.py)"
+    resp = bundled.search(paste, top_k=10)
+    awq = next(r for r in resp.results if r.article_id == "quant-autoawq-version")
+    assert awq.evidence.template == 0.0
+    assert resp.verdict != "answer"
+    own = bundled.search("ImportError: cannot import name 'PytorchGELUTanh' from 'transformers.activations'").results[0]
+    assert own.article_id == "quant-autoawq-version" and own.evidence.template >= 0.8
