@@ -215,10 +215,16 @@ class Searcher:
 
     def _words_mass(self, words: frozenset[str]) -> float:
         """The summed IDF of some words; fsum, so the same whatever order the set iterates in."""
-        idf = self._idf_cache
-        if len(idf) > 100_000:  # pastes bring words of their own: keep the cache bounded
-            idf.clear()
-        return math.fsum(idf[w] if w in idf else idf.setdefault(w, self._idf(w)) for w in words)
+        cache = self._idf_cache
+        if len(cache) > 100_000:  # pastes bring words of their own: keep the cache bounded
+            cache.clear()
+        values = []
+        for w in words:
+            v = cache.get(w)  # one lookup, so a clear by another thread in between is harmless
+            if v is None:
+                v = cache[w] = self._idf(w)
+            values.append(v)
+        return math.fsum(values)
 
     def _line_masses(self, ai: int) -> tuple[float, ...]:
         """`_words_mass` of each of the article's error lines, worked out once per snapshot."""
