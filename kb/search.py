@@ -171,7 +171,15 @@ class Searcher:
         return out
 
     def _idf(self, token: str) -> float:
-        return self.index.lexical_index.idf(token)
+        """The token's IDF in this snapshot, cached: the same words come back in every search and every
+        candidate, and each uncached value sums the token's counts over the chain's segments."""
+        cache = self._idf_cache
+        value = cache.get(token)  # one lookup, so a clear by another thread in between is harmless
+        if value is None:
+            if len(cache) > 100_000:  # pastes bring words of their own: keep the cache bounded
+                cache.clear()
+            value = cache[token] = self.index.lexical_index.idf(token)
+        return value
 
     def _templates(self, sig: Signature, candidates: set[int], excluded: frozenset[int] = frozenset()
                    ) -> dict[int, tuple[float, int]]:
@@ -215,16 +223,7 @@ class Searcher:
 
     def _words_mass(self, words: frozenset[str]) -> float:
         """The summed IDF of some words; fsum, so the same whatever order the set iterates in."""
-        cache = self._idf_cache
-        if len(cache) > 100_000:  # pastes bring words of their own: keep the cache bounded
-            cache.clear()
-        values = []
-        for w in words:
-            v = cache.get(w)  # one lookup, so a clear by another thread in between is harmless
-            if v is None:
-                v = cache[w] = self._idf(w)
-            values.append(v)
-        return math.fsum(values)
+        return math.fsum(map(self._idf, words))
 
     def _line_masses(self, ai: int) -> tuple[float, ...]:
         """`_words_mass` of each of the article's error lines, worked out once per snapshot."""
