@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 import faiss
 import numpy as np
@@ -221,8 +221,9 @@ class Searcher:
                 found[ai] = best
         return found
 
-    def _words_mass(self, words: frozenset[str]) -> float:
-        """The summed IDF of some words; fsum, so the same whatever order the set iterates in."""
+    def _words_mass(self, words: Iterable[str]) -> float:
+        """The summed IDF of some words; fsum, so the same whatever order a set iterates in (string
+        hashes change with each process: a plain sum's last bits would, and so could a verdict)."""
         return math.fsum(map(self._idf, words))
 
     def _line_masses(self, ai: int) -> tuple[float, ...]:
@@ -266,16 +267,14 @@ class Searcher:
     def _coverage(self, q_tokens, have: frozenset[str]) -> float:
         """Share of the IDF mass of `q_tokens` found in `have`. The query's words in an article: low when the
         corpus has no word for it; an article's title in the query's words: `title_recall`."""
-        q = set(q_tokens)
-        if not q:
-            return 0.0
-        total = sum(self._idf(t) for t in q)
-        return sum(self._idf(t) for t in q if t in have) / total if total else 0.0
+        q = frozenset(q_tokens)
+        total = self._words_mass(q)
+        return self._words_mass(q & have) / total if total else 0.0
 
     def _unknown(self, q_tokens: list[str]) -> float:
-        q = set(q_tokens)
-        total = sum(self._idf(t) for t in q)
-        return sum(self._idf(t) for t in q if t not in self.df) / total if total else 0.0
+        q = frozenset(q_tokens)
+        total = self._words_mass(q)
+        return self._words_mass(t for t in q if t not in self.df) / total if total else 0.0
 
     # -- the search -------------------------------------------------------
 
@@ -492,7 +491,7 @@ class Searcher:
     def _lexical_abs(self, c: "Candidates", lexical: float) -> float:
         """The article's best chunk's BM25 over what a chunk holding every query word once would
         score (the sum of their IDFs): how much of the query one passage of the article answers."""
-        mass = sum(self._idf(t) for t in set(c.q_tokens))
+        mass = self._words_mass(frozenset(c.q_tokens))
         return min(1.5, lexical * c.scale / mass) if mass else 0.0
 
     def _sharing(self, template: str, excluded: frozenset[int]) -> int:

@@ -159,3 +159,27 @@ def test_a_traceback_library_matches_an_article_tagged_with_that_subsystem(kb):
     assert s._component_match(frames("torch.distributed.nccl"), nccl) == 1.0
     assert s._component_match(frames("torch.cuda.memory"), oom) < 1.0
     assert s._component_match(frames("jax.numpy"), oom) == 0.0
+
+
+_EVIDENCE_IN_A_FRESH_PROCESS = """
+import sys
+from kb.config import Settings
+from kb.service import KnowledgeBase
+kb = KnowledgeBase(Settings(data_dir=sys.argv[1], embed_model="hash"))
+for query in sys.argv[2:]:
+    for r in kb.search(query, top_k=3).results:
+        print(r.article_id, repr(r.confidence), repr(r.evidence))
+"""
+
+
+def test_the_same_paste_gets_the_same_confidence_in_every_process(kb, settings):
+    """Python salts string hashes per process, so a set of words iterates in another order after a
+    restart; a sum over it then differs in its last bits, and a verdict on a threshold could flip."""
+    queries = [TRACEBACK_60, "多卡训练 NCCL watchdog 超时，collective operation timeout 之后进程退出，是什么原因？"]
+    runs = set()
+    for seed in ("1", "2", "3"):
+        proc = subprocess.run([sys.executable, "-c", _EVIDENCE_IN_A_FRESH_PROCESS, str(settings.data_dir), *queries],
+                              capture_output=True, text=True, env={**cli_env(settings.data_dir), "PYTHONHASHSEED": seed})
+        assert proc.returncode == 0, proc.stderr
+        runs.add(proc.stdout)
+    assert len(runs) == 1, "the evidence differs between processes"
