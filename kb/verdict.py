@@ -185,8 +185,11 @@ def verdict_kind(confidence: float, answer_at: float, maybe_at: float, top: Evid
     The probability decides, within two rules: a vetoed article is never the answer (and with no
     word in common not even related); an article that quotes the paste's error line is never
     `none`, because "no article for this error" would be false: it is `maybe`, the cause to check."""
+    return _kind(confidence, answer_at, maybe_at, top, vetoed(top))
+
+
+def _kind(confidence: float, answer_at: float, maybe_at: float, top: Evidence, veto: str | None) -> str:
     kind = "answer" if confidence >= answer_at else "maybe" if confidence >= maybe_at else "none"
-    veto = vetoed(top)
     if veto == "no_words":
         return "none"
     if veto:
@@ -198,8 +201,8 @@ def decide(model: ConfidenceModel, top: Evidence | None, confidence: float, ctx:
     """The verdict for a response whose top result has this evidence and confidence."""
     if top is None:
         return Verdict("none", "no article in the knowledge base matched any word of this error")
-    kind = verdict_kind(confidence, model.answer_at, model.maybe_at, top)
     veto = vetoed(top)
+    kind = _kind(confidence, model.answer_at, model.maybe_at, top, veto)
     if veto is None:
         return Verdict(kind, _support(top, ctx) if kind == "answer" else _doubt(model, top, ctx))
     if veto != "no_words" and ctx.exception and not ctx.exception_known:
