@@ -18,6 +18,9 @@ Segmenter = Callable[[str], Iterable[str]]
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::|/|-)[A-Za-z0-9_]+)*")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _SEP = re.compile(r"\.|::|/|-|_")
+_GPU_MODEL = re.compile(r"(?<![A-Za-z0-9_.:/-])(?<!line )((?:10[5-8]|20[5-8]|30[5-9]|40[6-9]|50[6-9])0)(?:ti|d|s)?(?![A-Za-z0-9_:/-]|\.\w)", re.I)
+"""A GeForce model number (1080, 2080, 3090, 4090, 5090, 4090D, 3090Ti). Numbers are volatile and no token,
+but these name the hardware, which decides causes: no bf16 before Ampere, no working P2P on consumer cards."""
 
 EN_STOP = frozenset(
     "a an the is are was were be been being of to in on at by for with from as and or but if then "
@@ -62,6 +65,7 @@ class Tokenizer:
         tokens: list[str] = []
         for m in _IDENT.finditer(text):
             tokens.extend(identifier_tokens(m.group()))
+        tokens.extend(m.group(1) for m in _GPU_MODEL.finditer(text))
         for run in HAN_RUN.findall(text):
             for word in self.segmenter(run):
                 word = word.strip()

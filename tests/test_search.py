@@ -183,3 +183,12 @@ def test_the_same_paste_gets_the_same_confidence_in_every_process(kb, settings):
         assert proc.returncode == 0, proc.stderr
         runs.add(proc.stdout)
     assert len(runs) == 1, "the evidence differs between processes"
+
+
+def test_a_gpu_model_number_is_a_word_and_other_numbers_are_not(tokenizer):
+    """`4090` says which causes can apply (no working P2P on consumer cards, no bf16 before Ampere);
+    a port, a line number or a size says nothing about the article."""
+    assert "4090" in tokenizer("多卡 4090 训练卡住，3090 上正常")
+    assert {"3090", "2080"} <= set(tokenizer("RTX 3090Ti vs 2080 Ti"))
+    assert "4090" in tokenizer("Training hangs on 4090.")
+    assert not {"29500", "2080", "4090"} & set(tokenizer('port 29500\nFile "train.py", line 2080, in main\n12.4090 GiB'))
