@@ -291,6 +291,15 @@ def test_real_pastes_from_public_issues(bundled):
     assert len(answered) <= len(uncovered) // 10, answered
 
 
+def test_questions_in_words_that_no_article_answers_are_hardly_ever_answered(bundled):
+    """60 questions no article answers (corpus/eval/none_questions.jsonl: learning rates, ZeRO-2 against ZeRO-3,
+    vLLM sampling, export to ONNX): the dev set's uncovered queries are mostly pastes, so a question that only
+    shares the corpus's words is the blind spot to guard."""
+    queries = evaluate.load_queries(REPO / "corpus/eval/none_questions.jsonl")
+    answered = [q.qid for q in queries if bundled.search(q.query).confident]
+    assert len(answered) <= len(queries) // 10, answered
+
+
 def test_an_error_the_signature_cannot_read_is_still_searched(bundled):
     """A blog's Chinese prose over a transformers notice with no error word, its list wrapped over lines: no
     line reads as an error, so the whole paste is the query, not only the user's words."""
