@@ -1953,3 +1953,40 @@ def test_an_option_line_of_a_long_command_is_not_an_error() -> None:
                       "Warning  FailedScheduling  21s  default-scheduler  0/2 nodes are available: 1 Insufficient nvidia.com/gpu."))
     assert not any(line.startswith("--") for line in s.lines) and s.lines
     assert is_error_line("-- Process 2 terminated with the following error:")
+
+
+def test_an_exception_retyped_in_a_post_reads_as_python_prints_it() -> None:
+    """A full-width colon from a Chinese input method, a space before the colon, a paste lowercased whole:
+    the exception type is still the type, and the line still the error line."""
+    s = sig("训练时报错 RuntimeError：CUDA out of memory. Tried to allocate 20.00 MiB")
+    assert s.exception == "RuntimeError"
+    assert s.lines == ("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB",)
+    assert sig("ValueError : Attempting to unscale FP16 gradients.").exception == "ValueError"
+    s = sig("valueerror: bfloat16 is only supported on gpus with compute capability of at least 8.0")
+    assert s.exception == "ValueError"
+    assert s.lines[0].startswith("ValueError: bfloat16 is only supported")
+    assert sig("frobnicateerror: the widget broke down again").exception is None  # no made-up type
+
+
+def test_an_exception_written_as_its_repr_in_a_sentence_is_the_error() -> None:
+    s = sig("When the model started to train, I got a ValueError(Attempting to unscale FP16 gradients). "
+            "It's obvious that FP16 gradients can't be scaled.")
+    assert s.exception == "ValueError"
+    assert s.lines == ("ValueError: Attempting to unscale FP16 gradients",)
+    assert "When the model started to train" in s.prose and "It's obvious" in s.prose
+    s = sig('I am unable to convert the fp16 model into fp32, I get the error\n` ValueError(f"unknown zero stage {zero_stage}") `')
+    assert s.lines == ("ValueError: unknown zero stage {zero_stage}",)  # the call that raised it
+    assert sig('raise ValueError("Attempting to unscale FP16 gradients")').exception is None  # source code
+    assert sig("ray.exceptions.RayTaskError(ValueError) in the worker").exception is None  # no message
+
+
+def test_a_message_under_a_header_that_announces_it_is_the_error_line() -> None:
+    """`… with exception:` and the message on the next line, with no error word in it: that line is the error,
+    not the header. The same under the user's own "I got the following error:", across a code fence."""
+    msg = "Asking to pad but the tokenizer does not have a padding token. Please select a token to use as `pad_token`"
+    s = sig(f"Failed test at stage construct_inputs with exception:\n{msg}\nTraceback (most recent call last):\n"
+            '  File "run.py", line 231, in run_tests\n    inputs = inst.construct_inputs()\n')
+    assert s.lines[0] == msg
+    assert sig(f"I got the following error:\n\n```\n{msg}\n```").lines == (msg,)
+    assert sig(f"报错如下：\n{msg}").lines == (msg,)
+    assert sig("I got the following error:\nI think it is a bug in the tokenizer code").lines == ()

@@ -15,6 +15,7 @@ before its final line (people copy what fits on the screen) keeps the header's t
 
 from __future__ import annotations
 
+import builtins
 import re
 
 _TB = "Traceback (most recent call last)"
@@ -133,3 +134,50 @@ def _first_frame(out: list[str]) -> list[str]:
 
 def _frame(path: str, line: str | None, func: str) -> str:
     return f'  File "{path}", line {line or 0}, in {func}'
+
+
+_TYPE = r"(?:[A-Za-z_]\w{0,100}\.){0,12}[A-Za-z_]\w{0,100}(?:Error|Exception|Warning)"
+_LOOSE_COLON = re.compile(rf"(?<![\w.])(?P<type>{_TYPE})(?:[ \t]+:(?=[ \t])|[ \t]*\uff1a)[ \t]*")
+"""`ValueError : msg` (a space before the colon) and `RuntimeError：msg` (a Chinese input method's
+full-width colon): how people retype an error in a post."""
+_LOWER_TYPE = re.compile(r"^(?P<lead>[ \t>*-]*)(?P<type>[a-z]{2,40}(?:error|exception)):(?=[ \t])", re.M)
+"""`valueerror: bfloat16 is only supported …`: a paste lowercased whole, by an editor or a forum."""
+_KNOWN_TYPES = {n.lower(): n for n in (
+    *(n for n, v in vars(builtins).items()
+      if isinstance(v, type) and issubclass(v, BaseException) and n.endswith(("Error", "Exception"))),
+    "OutOfMemoryError", "DistBackendError", "DistNetworkError", "ChildFailedError", "HFValidationError",
+)}
+"""Lowercased exception names that can be given back their case: Python's own and a few that torch and
+the hub raise. An unknown lowercase word stays as it is: better no exception than a made-up one."""
+_CALL_FORM = re.compile(
+    rf"(?<![\w.])(?<!raise )(?P<type>{_TYPE})\((?:[rRfFbBuU]{{0,2}}(?P<q>['\"])(?P<quoted>[A-Za-z][^()\n]{{0,400}}?)(?P=q)"
+    r"|(?P<bare>[A-Za-z][^()\n'\"]{0,400}?[^()\n\\'\"]))\)")
+"""`I got a ValueError(Attempting to unscale FP16 gradients).`, `ValueError(f"unknown zero stage {zero_stage}")`:
+an exception as its repr, or as the call that raised it, in a sentence. Not `raise ValueError(...)` (source
+code) and not `RayTaskError(ValueError)` (no message: one word)."""
+
+
+def typed(text: str) -> str:
+    """The paste with exception types written the way Python prints them: `Type: message`."""
+    if "\uff1a" in text or " :" in text:
+        text = _LOOSE_COLON.sub(r"\g<type>: ", text)
+    if "error:" in text or "exception:" in text:
+        text = _LOWER_TYPE.sub(_restore_case, text)
+    return text
+
+
+def _restore_case(m: re.Match[str]) -> str:
+    known = _KNOWN_TYPES.get(m.group("type"))
+    return m.group(0) if known is None else f"{m.group('lead')}{known}:"
+
+
+def call_form(line: str) -> tuple[int, int, str, str] | None:
+    """(start, end, type, message) of the first `Type(message)` in a line whose message reads as words (has a
+    space), else None."""
+    if "(" not in line:
+        return None
+    for m in _CALL_FORM.finditer(line):
+        msg = m.group("quoted") or m.group("bare")
+        if " " in msg:
+            return m.start(), m.end(), m.group("type"), msg
+    return None

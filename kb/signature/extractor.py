@@ -13,9 +13,16 @@ from .prefixes import _PFX_FIRST, _component, _strip_prefixes
 from .classify import (
     _ASCII_SEG, _CARET, _CJK, _COMPILER_LOC, _EXC_FREE, _EXC_INLINE, _EXC_TB, _FAIL_FIELD, _FIRST_PERSON, _FRAME,
     _HUMAN, _LOG_VERBS, _MAX_CLASSIFY, _NCCL_AT, _PROSE_EN, _PROSE_HEAD, _RANK_PREFIX, _SEPARATOR, _STRUCTURE,
-    _TB_SUFFIX, _TERMINATE, _WARN_FREE, _WARN_LOC, _WHAT, _WORD, _classify, _is_boilerplate,
-    _is_quoted_command, _kw_hit, _tb_run_regexes,
+    _TB_SUFFIX, _TERMINATE, _WARN_FREE, _WARN_LOC, _WHAT, _WORD, _LEAD_IN, _LEAD_IN_SENTENCE, _classify,
+    _is_boilerplate, _is_command, _is_noise, _is_quoted_command, _kw_hit, _tb_run_regexes,
 )
+from .dialects import call_form
+
+_ANNOUNCE_WINDOW = 3
+"""Lines after an announcing header within which its message may start (a blank line and a code fence between)."""
+_SENTENCE_START = re.compile(r"[A-Z][a-z]+(?: [a-z]+){2}")
+_ANNOUNCES = re.compile(r"(?:error|exception|failure)s?:$", re.I)
+_ANNOUNCES_ZH = re.compile(r"(?:报错|错误|异常|如下)[^\s]{0,6}[:\uff1a]$")
 
 
 class _Exc:
@@ -133,6 +140,7 @@ class _Extractor:
         self.last_log = -1
         self.chains = 0
         self.run: tuple[str, int] | None = None  # (line prefix, frame indent) after a frame line
+        self.announce = -1  # line of a header whose message starts below it (`Failed test … with exception:`)
 
     # -- helpers -----------------------------------------------------------
     def _comp(self, comp: str | None, w: float, pos: int) -> None:
@@ -272,6 +280,7 @@ class _Extractor:
                 return
         c0 = body[0]
         if c0 in "TDE" and body.startswith(_STRUCTURE):
+            self.announce = -1
             if body.startswith("Traceback (most recent call last)"):
                 self._start_tb(st)
             elif body.startswith("Exception ignored in"):
@@ -293,6 +302,8 @@ class _Extractor:
             self._flush_frames(st, pos)
         if body.startswith("```"):
             return
+        announced = self.announce >= 0 and not key and pos - self.announce <= _ANNOUNCE_WINDOW
+        self.announce = -1
 
         # --- continuation of an exception message (it follows within a few lines) ---
         if st.cont is not None:
@@ -327,9 +338,15 @@ class _Extractor:
         if cjk and level is None and not key:
             self._mixed_line(st, key, pos, body)
             self._unlog(pos, prev_last)
+            if body[-1] in ":\uff1a" and _ANNOUNCES_ZH.search(body):
+                self.announce = pos
             return
         if self._free_line(st, key, pos, body, level, indent) or cjk:
             return
+        if announced and level is None and self._announced_message(pos, body):
+            return
+        if body[-1] == ":" and not key and (_LEAD_IN.match(body) or _LEAD_IN_SENTENCE.match(body)):
+            self.announce = pos  # "I got the following error:", the error on the next line
         # Not a signal: user prose or log noise.
         if level is None and not key and indent < 4 and self.prose_like(body):
             self.prose.append((pos, body, None))
@@ -592,6 +609,8 @@ class _Extractor:
             and self._inline_exception(st, key, pos, body)
         ):
             return True
+        if not inline and level is None and c0.isalpha() and "(" in body and self._call_exception(st, key, pos, body):
+            return True
         if not inline and level is None and not key and indent < 4:
             if ": " in body and self._after_lead_in(st, key, pos, body):
                 return True
@@ -601,6 +620,42 @@ class _Extractor:
         if cls is None:
             return False
         self._signal(cls[0], cls[1], pos, body[:MAX_OUT_LINE])
+        if not inline and not key and body[-1] == ":" and _ANNOUNCES.search(body):
+            self.announce = pos
+        return True
+
+    def announced(self, pos: int, raw: str) -> bool:
+        """A line the driver would drop as chatter: the message under an announcing header, if it is one."""
+        body = raw.strip()
+        if body.startswith("```"):
+            return False  # the fence between the header and its message
+        at, self.announce = self.announce, -1
+        return 0 <= at and pos - at <= _ANNOUNCE_WINDOW and self._announced_message(pos, body)
+
+    def _announced_message(self, pos: int, body: str) -> bool:
+        """The line under a header that announces it (`Failed test at stage construct_inputs with exception:`,
+        `I got the following error:`): the message itself, even with no error word in it (`Asking to pad but
+        the tokenizer does not have a padding token.`), which may say "please" like a person. Not the user's own
+        sentence ("I think …", a question), a log line, and no frame, command or code: a message opens as a
+        sentence does."""
+        if not _SENTENCE_START.match(body) or _FIRST_PERSON.match(body) or _LOG_VERBS.match(body) or (
+                body.endswith("?") or _is_noise(body) or _is_boilerplate(body)):
+            return False
+        self._signal(4, 4, pos, body[:MAX_OUT_LINE])
+        return True
+
+    def _call_exception(self, st: _Stream, key: str, pos: int, body: str) -> bool:
+        """'… I got a ValueError(Attempting to unscale FP16 gradients). It's obvious …' -> prose + exception."""
+        found = call_form(body)
+        if found is None:
+            return False
+        start, end, etype, msg = found
+        head, tail = body[:start].strip(), body[end:].strip(" .,;")
+        if head and not _PROSE_HEAD.match(head):
+            return False
+        if head or tail:
+            self.prose.append((pos, f"{head} {tail}".strip(), True))
+        self._new_exc(st, key, pos, etype, msg)
         return True
 
     def _after_lead_in(self, st: _Stream, key: str, pos: int, body: str) -> bool:

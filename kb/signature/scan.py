@@ -12,7 +12,7 @@ from .prefixes import _ANSI_LOOSE, _strip_prefixes
 from .classify import _CJK, _kw_hit, is_error_line
 from .extractor import _Extractor
 from .assemble import assemble
-from .dialects import pythonize
+from .dialects import pythonize, typed
 
 
 def extract(text: str) -> Signature:
@@ -136,6 +136,7 @@ def _extract(text: str) -> Signature:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     if "\u2018" in text or "\u2019" in text or "\u201c" in text or "\u201d" in text:
         text = text.translate(_CURLY_QUOTES)
+    text = typed(text)  # `ValueError : msg`, `RuntimeError：msg`, `valueerror: msg` as Python prints them
     if "`" in text:
         text = _INLINE_CODE.sub(r"\g<lead>\g<body>", text)
         text = _CODE_END.sub(r"\g<body>", text)
@@ -170,6 +171,8 @@ def _extract(text: str) -> Signature:
             kind = kinds.get(shape)
             if kind is None:
                 kind = kinds[shape] = _quiet_kind(raw)
+            if ex.announce >= 0 and (kind == _PROSE or kind == _NOISE) and ex.announced(pos, raw):
+                continue
             if kind == _PROSE:
                 ex.prose.append((pos, raw.strip(), None))
                 continue
