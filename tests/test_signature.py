@@ -1990,3 +1990,13 @@ def test_a_message_under_a_header_that_announces_it_is_the_error_line() -> None:
     assert sig(f"I got the following error:\n\n```\n{msg}\n```").lines == (msg,)
     assert sig(f"报错如下：\n{msg}").lines == (msg,)
     assert sig("I got the following error:\nI think it is a bug in the tokenizer code").lines == ()
+
+
+def test_a_paste_copied_from_a_web_page_reads_as_the_error_it_shows() -> None:
+    """HTML entities from a page's source, zero-width characters inside words, full-width colons between English
+    words: the same template as the error printed in a terminal."""
+    plain = sig("ModuleNotFoundError: No module named 'flash_attn'")
+    assert sig("ModuleNotFoundError: No module named &#39;flash_attn&#39;").templates == plain.templates
+    assert sig("Runtime\u200bError: CUDA out of memory.").exception == "RuntimeError"
+    assert sig("RuntimeError： CUDA error：out of memory").lines == ("RuntimeError: CUDA error: out of memory",)
+    assert sig("报错：CUDA error：out of memory").prose == "报错："  # after Chinese the colon stays

@@ -140,6 +140,8 @@ _TYPE = r"(?:[A-Za-z_]\w{0,100}\.){0,12}[A-Za-z_]\w{0,100}(?:Error|Exception|War
 _LOOSE_COLON = re.compile(rf"(?<![\w.])(?P<type>{_TYPE})(?:[ \t]+:(?=[ \t])|[ \t]*\uff1a)[ \t]*")
 """`ValueError : msg` (a space before the colon) and `RuntimeError：msg` (a Chinese input method's
 full-width colon): how people retype an error in a post."""
+_WIDE_COLON = re.compile(r"(?<=[A-Za-z0-9_)\]])[ \t]*\uff1a[ \t]*(?=[\x21-\x7e])")
+"""The same full-width colon between two English words (`CUDA error：out of memory`); after Chinese it stays."""
 _LOWER_TYPE = re.compile(r"^(?P<lead>[ \t>*-]*)(?P<type>[a-z]{2,40}(?:error|exception)):(?=[ \t])", re.M)
 """`valueerror: bfloat16 is only supported …`: a paste lowercased whole, by an editor or a forum."""
 _KNOWN_TYPES = {n.lower(): n for n in (
@@ -161,6 +163,8 @@ def typed(text: str) -> str:
     """The paste with exception types written the way Python prints them: `Type: message`."""
     if "\uff1a" in text or " :" in text:
         text = _LOOSE_COLON.sub(r"\g<type>: ", text)
+        if "\uff1a" in text:
+            text = _WIDE_COLON.sub(": ", text)
     if "error:" in text or "exception:" in text:
         text = _LOWER_TYPE.sub(_restore_case, text)
     return text

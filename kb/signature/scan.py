@@ -3,6 +3,7 @@ decided once per line shape here; the rest go to the extractor's state machine."
 
 from __future__ import annotations
 
+import html
 import re
 from itertools import accumulate
 
@@ -66,6 +67,11 @@ _GLUED_TB = re.compile(
     r"^(?P<head>[^\n]{0,2000}?\S) ?(?P<tb>(?:\[(?:rank|default)\d{1,5}\]: ?)?Traceback \(most recent call last\))", re.M)
 
 
+_INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff"
+_DROP_INVISIBLE = str.maketrans("", "", _INVISIBLE)
+"""Zero-width characters that a web page or an editor leaves inside words (`Runtime\u200bError`)."""
+_ENTITY = re.compile(r"&(?:#\d{1,7}|#[xX][0-9a-fA-F]{1,6}|quot|amp|lt|gt|apos|nbsp);")
+"""HTML entities of a paste copied from a page's source or an escaped log (`No module named &#39;flash_attn&#39;`)."""
 _CURLY_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 """Quotes typed by a Chinese input method or "smartened" by a blog: error messages use ASCII ones."""
 _INLINE_CODE = re.compile(r"^(?P<lead>[ \t]*)`(?!``)(?P<body>[^`\n]+?)`?[ \t]*$", re.M)
@@ -134,6 +140,10 @@ def _extract(text: str) -> Signature:
         text = text.replace("\x00", "")
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if any(c in text for c in _INVISIBLE):
+        text = text.translate(_DROP_INVISIBLE)
+    if "&" in text and _ENTITY.search(text):
+        text = html.unescape(text)
     if "\u2018" in text or "\u2019" in text or "\u201c" in text or "\u201d" in text:
         text = text.translate(_CURLY_QUOTES)
     text = typed(text)  # `ValueError : msg`, `RuntimeError：msg`, `valueerror: msg` as Python prints them
