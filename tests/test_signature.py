@@ -2000,3 +2000,16 @@ def test_a_paste_copied_from_a_web_page_reads_as_the_error_it_shows() -> None:
     assert sig("Runtime\u200bError: CUDA out of memory.").exception == "RuntimeError"
     assert sig("RuntimeError： CUDA error：out of memory").lines == ("RuntimeError: CUDA error: out of memory",)
     assert sig("报错：CUDA error：out of memory").prose == "报错："  # after Chinese the colon stays
+
+
+def test_a_traceback_inside_a_json_log_field_is_read_as_a_traceback() -> None:
+    """Structured logs (Kubernetes, Ray) and a Python string's repr carry a traceback as one line of `\\n` escapes."""
+    line = ('{"level": "error", "msg": "Traceback (most recent call last):\\n  File \\"/app/train.py\\", line 12, in '
+            '<module>\\n    main()\\n  File \\"/usr/lib/python3.10/site-packages/torch/cuda/__init__.py\\", line 293, in '
+            '_lazy_init\\n    torch._C._cuda_init()\\nRuntimeError: Found no NVIDIA driver on your system.\\n"}')
+    s = sig(line)
+    assert s.exception == "RuntimeError"
+    assert s.lines[0] == "RuntimeError: Found no NVIDIA driver on your system."
+    assert s.components == ("torch.cuda",)
+    windows = sig('File "C:\\new\\train.py", line 3, in <module>')  # a path's `\n` is no newline
+    assert windows.lines == () or "C:\\new\\train.py" in windows.lines[0]

@@ -72,6 +72,18 @@ _DROP_INVISIBLE = str.maketrans("", "", _INVISIBLE)
 """Zero-width characters that a web page or an editor leaves inside words (`Runtime\u200bError`)."""
 _ENTITY = re.compile(r"&(?:#\d{1,7}|#[xX][0-9a-fA-F]{1,6}|quot|amp|lt|gt|apos|nbsp);")
 """HTML entities of a paste copied from a page's source or an escaped log (`No module named &#39;flash_attn&#39;`)."""
+_ESCAPED_TB = re.compile(r"\\n(?:[ \t]*File \\?[\"']|Traceback \(most recent call last\))|last\):\\n")
+"""A traceback inside a JSON log field or a Python string (`{"msg": "Traceback (most recent call last):\\n  File
+\\"/app/train.py\\", …`): its newlines and quotes are escapes, so it is one long line until they are undone.
+Only a traceback's own marks say so: a Windows path holds `\\n` too (`C:\\new\\train.py`)."""
+_ESCAPE = re.compile(r"\\(?:r\\n|[nt\"'\\])")
+_UNESCAPED = {"\\r\\n": "\n", "\\n": "\n", "\\t": "\t", '\\"': '"', "\\'": "'", "\\\\": "\\"}
+
+
+def _unescape(m: re.Match[str]) -> str:
+    return _UNESCAPED[m.group(0)]
+
+
 _CURLY_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 """Quotes typed by a Chinese input method or "smartened" by a blog: error messages use ASCII ones."""
 _INLINE_CODE = re.compile(r"^(?P<lead>[ \t]*)`(?!``)(?P<body>[^`\n]+?)`?[ \t]*$", re.M)
@@ -140,6 +152,8 @@ def _extract(text: str) -> Signature:
         text = text.replace("\x00", "")
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "\\n" in text and _ESCAPED_TB.search(text):
+        text = _ESCAPE.sub(_unescape, text)
     if any(c in text for c in _INVISIBLE):
         text = text.translate(_DROP_INVISIBLE)
     if "&" in text and _ENTITY.search(text):
