@@ -2013,3 +2013,21 @@ def test_a_traceback_inside_a_json_log_field_is_read_as_a_traceback() -> None:
     assert s.components == ("torch.cuda",)
     windows = sig('File "C:\\new\\train.py", line 3, in <module>')  # a path's `\n` is no newline
     assert windows.lines == () or "C:\\new\\train.py" in windows.lines[0]
+
+
+TB_LINES = ("Traceback (most recent call last):", '  File "/app/train.py", line 12, in <module>', "    main()",
+            "RuntimeError: CUDA error: device-side assert triggered")
+
+
+def test_a_traceback_copied_with_its_viewers_line_numbers_is_still_a_traceback() -> None:
+    for gutter in ("{n}  ", "{n} | ", "  {n}: "):
+        s = sig("\n".join(gutter.format(n=n) + line for n, line in enumerate(TB_LINES, start=40)))
+        assert (s.exception, s.lines) == ("RuntimeError", (TB_LINES[-1],)), gutter
+    ranks = sig("\n".join(f"{r}: {line}" for r, line in zip((0, 1, 0, 1), TB_LINES)))  # srun's rank, not a gutter
+    assert ranks.lines == (TB_LINES[-1],)
+
+
+def test_a_kubectl_log_with_pod_prefixes_is_read_per_pod() -> None:
+    s = sig("\n".join(f"[pod/train-{pod}/trainer] {line}" for line in TB_LINES for pod in (0, 1)))  # interleaved
+    assert s.exception == "RuntimeError"
+    assert s.lines[0] == TB_LINES[-1]

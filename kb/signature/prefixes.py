@@ -12,6 +12,8 @@ _LVL = r"DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL"
 # Each log-prefix shape as one named branch; groups "<name>_l" = level, "_f" = file, "_g" = logger.
 _PFX_BRANCHES: dict[str, str] = {
     "rank": r"\[(?:rank|default)(?P<rank_n>\d{1,5})\]: ?",
+    # `kubectl logs --prefix`: `[pod/train-0/trainer] `, one stream per pod and container
+    "pod": r"\[pod/(?P<pod_n>[\w.-]{1,253}/[\w.-]{1,63})\] ",
     "pid": r"\((?:[A-Za-z_][\w.]{0,60} )?(?:[a-z_]{1,20}=\w{1,20} ){0,3}pid=(?P<pid_n>\d{1,9})(?:, ip=[^)\s]{0,64})?\) ?",
     "glogb": r"\[(?P<glogb_l>[IWEF])(?:\d{3,4} \d{2}:\d{2}:\d{2}(?:\.\d+)?)? (?:\d+ )?(?P<glogb_f>[\w./-]{1,200}):\d+\] ?",
     "glog": r"(?P<glog_l>[IWEF])\d{3,4} \d{2}:\d{2}:\d{2}(?:\.\d+)? +\d+ (?P<glog_f>[\w./-]{1,200}):\d+\] ?",
@@ -61,7 +63,7 @@ def _by_char(bracket: list[str], letter: list[str], digit: list[str], extra: dic
     return table
 
 
-_BRACKETS = ["rank", "glogb", "hfb", "dslvl", "tsb", "tag"]
+_BRACKETS = ["rank", "pod", "glogb", "hfb", "dslvl", "tsb", "tag"]
 _PFX_FIRST = _by_char(_BRACKETS, ["syslog", "glog", "vllm", "pylog", "uvi", "pdsh", "compose"], ["ts", "pdsh", "srun"],
                       {"(": ["pid"], ">": ["quote"]})
 _PFX_NEXT = _by_char(_BRACKETS, ["glog", "vllm", "pylog", "uvi", "compose"], ["ts"], {"(": ["pid"]})
@@ -109,6 +111,8 @@ def _strip_prefixes(line: str) -> tuple[str, str | None, str | None, str]:
             key += "p" + m.group("pid_n")
         elif g == "pdsh":
             key += "h" + m.group("pdsh_h")
+        elif g == "pod":
+            key += "h" + m.group("pod_n")  # like a pdsh host: lines of one stream, not told apart cheaply
         elif g == "srun":
             key += "s" + m.group("srun_n")
         elif g != "quote" and g != "nccl":

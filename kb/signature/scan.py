@@ -84,6 +84,26 @@ def _unescape(m: re.Match[str]) -> str:
     return _UNESCAPED[m.group(0)]
 
 
+_GUTTER = re.compile(r"[ \t]*(\d{1,6})(?:[ \t]*[|\u2502:][ \t]?|[ \t]+|$)")
+_GUTTER_MIN_LINES = 3
+
+
+def _drop_gutter(text: str) -> str:
+    """The paste without the line numbers of the editor, pastebin or viewer it was copied from (`1  Traceback …`,
+    `2 |   File …`): a gutter numbers nearly every line, one up from the last. Log lines that open with a
+    number (ranks, epoch timestamps) do not count up that way."""
+    lines = text.split("\n")
+    found = [(_GUTTER.match(line) if line.strip() else None) for line in lines]
+    numbered = [int(m.group(1)) for m in found if m]
+    filled = sum(1 for line in lines if line.strip())
+    if len(numbered) < _GUTTER_MIN_LINES or len(numbered) < 0.9 * filled:
+        return text
+    steps = sum(1 for a, b in zip(numbered, numbered[1:]) if b == a + 1)
+    if steps < 0.9 * (len(numbered) - 1):
+        return text
+    return "\n".join(line[m.end():] if m else line for line, m in zip(lines, found))
+
+
 _CURLY_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 """Quotes typed by a Chinese input method or "smartened" by a blog: error messages use ASCII ones."""
 _INLINE_CODE = re.compile(r"^(?P<lead>[ \t]*)`(?!``)(?P<body>[^`\n]+?)`?[ \t]*$", re.M)
@@ -154,6 +174,8 @@ def _extract(text: str) -> Signature:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     if "\\n" in text and _ESCAPED_TB.search(text):
         text = _ESCAPE.sub(_unescape, text)
+    if text[:12].lstrip()[:1].isdigit():
+        text = _drop_gutter(text)
     if any(c in text for c in _INVISIBLE):
         text = text.translate(_DROP_INVISIBLE)
     if "&" in text and _ENTITY.search(text):
