@@ -29,7 +29,7 @@ from .config import MAX_QUERY_BYTES, RankingWeights
 from .embed import Encoder, compute_threads
 from .errors import NotFoundError, QueryError, QueryTooLargeError
 from .glossary import Glossary
-from .signature import Signature, extract, focus, frame_calls
+from .signature import Signature, as_printed, extract, focus, frame_calls
 from .facts import check, extract_facts
 from .segment import ArticleMeta, Segment, SegmentCache, template_words
 from .store import Manifest, SnapshotFiles
@@ -289,17 +289,18 @@ class Searcher:
         """
         query = validate_query(query)
         sig = focus(self.extractor(query))
+        printed = as_printed(query)  # what the frames, the numbers and a lineless paste are read from
         # No line read as an error: what the signature kept is the user's words, and the error they
         # quote may be in a shape it does not know (lowercased, inside a blog's Chinese quotes): search the paste.
-        qtext = sig.text() if sig.lines else "\n".join(filter(None, (query[:2000], " ".join(sig.components))))
+        qtext = sig.text() if sig.lines else "\n".join(filter(None, (printed[:2000], " ".join(sig.components))))
         q_tokens = self.tokenizer(qtext)
         q_lang = detect_lang(sig.prose or qtext)
         expansion = self.glossary.expand(sig.prose or qtext)
         q_set = set(q_tokens)
         exp_tokens = [t for t in self.tokenizer(expansion.added_text) if t not in q_set] if expansion.added_text else []
-        calls = frame_calls(query)
+        calls = frame_calls(printed)
         call_tokens = [t for t in self.tokenizer("\n".join(calls)) if t not in q_set] if calls else []
-        facts = extract_facts(query)
+        facts = extract_facts(printed)
         excluded = frozenset(self.index_of[a] for a in exclude if a in self.index_of)
         gone = np.array(sorted(excluded), dtype=np.int64)
 

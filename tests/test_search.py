@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import subprocess
 import sys
@@ -47,6 +48,23 @@ def test_pasted_traceback_finds_eval_oom(kb):
     resp = kb.search(TRACEBACK_60)
     assert resp.results[0].article_id == "cuda-oom-eval"
     assert resp.results[0].matched_error and "CUDA out of memory" in resp.results[0].matched_error
+
+
+def test_a_paste_changed_on_its_way_here_gets_the_same_answer(kb):
+    """Windows line endings, a web page's HTML entities, an editor's line numbers, a JSON log field: the same
+    paste underneath, so the same answer with the same evidence (the traceback's calls and numbers included)."""
+    plain = kb.search(TRACEBACK_60)
+    lines = TRACEBACK_60.split("\n")
+    for how, mangled in (
+        ("CRLF", "\r\n".join(lines)),
+        ("HTML", html.escape(TRACEBACK_60)),
+        ("gutter", "\n".join(f"{n:>4}  {line}" for n, line in enumerate(lines, start=1))),
+        ("JSON", json.dumps({"level": "error", "msg": TRACEBACK_60})),
+    ):
+        resp = kb.search(mangled)
+        assert resp.results[0].article_id == plain.results[0].article_id, how
+        assert resp.results[0].evidence.calls == plain.results[0].evidence.calls > 0, how
+        assert resp.confident == plain.confident, how
 
 
 def test_template_match_ignores_volatile_numbers(kb):

@@ -7,6 +7,8 @@ actually paste, not on clean one-liners.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -1966,6 +1968,8 @@ def test_an_exception_retyped_in_a_post_reads_as_python_prints_it() -> None:
     assert s.exception == "ValueError"
     assert s.lines[0].startswith("ValueError: bfloat16 is only supported")
     assert sig("frobnicateerror: the widget broke down again").exception is None  # no made-up type
+    lowered = sig("\n".join(TB_LINES).lower())
+    assert (lowered.exception, lowered.lines) == ("RuntimeError", (TB_LINES[-1].lower().replace("runtimeerror", "RuntimeError"),))
 
 
 def test_an_exception_written_as_its_repr_in_a_sentence_is_the_error() -> None:
@@ -2031,3 +2035,13 @@ def test_a_kubectl_log_with_pod_prefixes_is_read_per_pod() -> None:
     s = sig("\n".join(f"[pod/train-{pod}/trainer] {line}" for line in TB_LINES for pod in (0, 1)))  # interleaved
     assert s.exception == "RuntimeError"
     assert s.lines[0] == TB_LINES[-1]
+
+
+def test_a_structured_log_reads_as_its_messages() -> None:
+    """One JSON record per line, as structured loggers write: the messages are the paste, not the keys."""
+    records = [{"ts": "2026-11-27T05:00:00Z", "level": "INFO", "msg": "Loading checkpoint shards from /models"},
+               {"ts": "2026-11-27T05:00:09Z", "level": "ERROR", "msg": "\n".join(TB_LINES)}]
+    s = sig("\n".join(json.dumps(r) for r in records))
+    assert (s.exception, s.lines) == ("RuntimeError", (TB_LINES[-1],))
+    config = '{"zero_optimization": {"stage": 3}, "comment": "my config for the big run"}'
+    assert sig(config).lines == ()  # JSON without an error in it is read as it is

@@ -15,7 +15,7 @@ from .model import MAX_TEXT, Signature, TEXT_BUDGET
 from .mask import mask
 from .classify import is_error_line
 from .extractor import _Extractor
-from .scan import _extract, extract
+from .scan import _extract, as_printed, extract
 from .calls import GENERIC_LINE, focus, frame_calls
 
-__all__ = ["Signature", "extract", "mask", "is_error_line", "focus", "frame_calls", "GENERIC_LINE"]
+__all__ = ["Signature", "as_printed", "extract", "mask", "is_error_line", "focus", "frame_calls", "GENERIC_LINE"]

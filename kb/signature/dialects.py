@@ -144,6 +144,8 @@ _WIDE_COLON = re.compile(r"(?<=[A-Za-z0-9_)\]])[ \t]*\uff1a[ \t]*(?=[\x21-\x7e])
 """The same full-width colon between two English words (`CUDA error：out of memory`); after Chinese it stays."""
 _LOWER_TYPE = re.compile(r"^(?P<lead>[ \t>*-]*)(?P<type>[a-z]{2,40}(?:error|exception)):(?=[ \t])", re.M)
 """`valueerror: bfloat16 is only supported …`: a paste lowercased whole, by an editor or a forum."""
+_LOWER_FRAME = re.compile(r'^(?P<lead>[ \t]*(?:\[rank\d{1,5}\]: ?)?[ \t]*)file "', re.M)
+"""A traceback's frames in a paste lowercased whole (`  file "/app/train.py", line 12, in <module>`)."""
 _KNOWN_TYPES = {n.lower(): n for n in (
     *(n for n, v in vars(builtins).items()
       if isinstance(v, type) and issubclass(v, BaseException) and n.endswith(("Error", "Exception"))),
@@ -167,6 +169,8 @@ def typed(text: str) -> str:
             text = _WIDE_COLON.sub(": ", text)
     if "error:" in text or "exception:" in text:
         text = _LOWER_TYPE.sub(_restore_case, text)
+    if "traceback (most recent call last)" in text or 'file "' in text:
+        text = _LOWER_FRAME.sub(r'\g<lead>File "', text.replace("traceback (most recent call last)", _TB))
     return text
 
 

@@ -4,6 +4,7 @@ decided once per line shape here; the rest go to the extractor's state machine."
 from __future__ import annotations
 
 import html
+import json
 import re
 from itertools import accumulate
 
@@ -75,23 +76,26 @@ _ENTITY = re.compile(r"&(?:#\d{1,7}|#[xX][0-9a-fA-F]{1,6}|quot|amp|lt|gt|apos|nb
 _ESCAPED_TB = re.compile(r"\\n(?:[ \t]*File \\?[\"']|Traceback \(most recent call last\))|last\):\\n")
 """A traceback inside a JSON log field or a Python string (`{"msg": "Traceback (most recent call last):\\n  File
 \\"/app/train.py\\", …`): its newlines and quotes are escapes, so it is one long line until they are undone.
-Only a traceback's own marks say so: a Windows path holds `\\n` too (`C:\\new\\train.py`)."""
-_ESCAPE = re.compile(r"\\(?:r\\n|[nt\"'\\])")
+A traceback's own marks say so, or a one-line paste with several: a Windows path holds `\\n` too
+(`C:\\new\\train.py`), but seldom three times on one line."""
+_ESCAPE = re.compile(r"\\(?:r\\n|[nt\"'\\]|u[0-9a-fA-F]{4})")
 _UNESCAPED = {"\\r\\n": "\n", "\\n": "\n", "\\t": "\t", '\\"': '"', "\\'": "'", "\\\\": "\\"}
 
 
 def _unescape(m: re.Match[str]) -> str:
-    return _UNESCAPED[m.group(0)]
+    e = m.group(0)
+    return chr(int(e[2:], 16)) if e[1] == "u" else _UNESCAPED[e]  # `\u4f60`: JSON's escape of a Chinese character
 
 
-_GUTTER = re.compile(r"[ \t]*(\d{1,6})(?:[ \t]*[|\u2502:][ \t]?|[ \t]+|$)")
+_GUTTER = re.compile(r"[ \t]*(\d{1,6})(?:(?P<bar>[ \t]*[|\u2502:][ \t]?)|(?P<gap>[ \t]+)|$)")
 _GUTTER_MIN_LINES = 3
 
 
 def _drop_gutter(text: str) -> str:
     """The paste without the line numbers of the editor, pastebin or viewer it was copied from (`1  Traceback …`,
     `2 |   File …`): a gutter numbers nearly every line, one up from the last. Log lines that open with a
-    number (ranks, epoch timestamps) do not count up that way."""
+    number (ranks, epoch timestamps) do not count up that way. A gutter of spaces is as wide as its narrowest
+    gap: what is wider is the line's own indentation."""
     lines = text.split("\n")
     found = [(_GUTTER.match(line) if line.strip() else None) for line in lines]
     numbered = [int(m.group(1)) for m in found if m]
@@ -101,7 +105,9 @@ def _drop_gutter(text: str) -> str:
     steps = sum(1 for a, b in zip(numbered, numbered[1:]) if b == a + 1)
     if steps < 0.9 * (len(numbered) - 1):
         return text
-    return "\n".join(line[m.end():] if m else line for line, m in zip(lines, found))
+    gap = min((len(m.group("gap")) for m in found if m and m.group("gap")), default=0)
+    return "\n".join(line if m is None else line[m.end("bar"):] if m.group("bar") is not None else
+                     line[m.end(1) + min(gap, len(m.group("gap") or "")):] for line, m in zip(lines, found))
 
 
 _CURLY_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
@@ -157,13 +163,44 @@ def _unglue(m: re.Match[str]) -> str:
     return head + "\n" + head[: len(head) - len(rest)] + m.group("tb")
 
 
-def _extract(text: str) -> Signature:
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", "replace")
-    elif not isinstance(text, str):
-        text = str(text)
-    if len(text) > MAX_TEXT:
-        text = text[: MAX_TEXT // 4] + "\n" + text[-(MAX_TEXT * 3 // 4):]
+def _json_texts(text: str) -> str | None:
+    """A paste that is JSON (one record, or one per line, as structured loggers write): its messages, each on
+    its own lines, in order; None if it is not JSON or holds no error. Keys, levels and timestamps are no
+    message: a value counts when it holds words (a space) and some length."""
+    try:
+        records = [json.loads(text)]
+    except ValueError:
+        try:
+            records = [json.loads(line) for line in text.split("\n") if line.strip()]
+        except ValueError:
+            return None
+    out: list[str] = []
+
+    def walk(v: object) -> None:
+        if isinstance(v, str):
+            if len(v) >= _JSON_MESSAGE_MIN and (" " in v or "\n" in v):
+                out.append(v)
+        elif isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+
+    for r in records:
+        walk(r)
+    if not any("\n" in v or _kw_hit(v.lower()) for v in out):
+        return None  # a config or a payload, not a log: read it as it is
+    return "\n".join(out)
+
+
+_JSON_MESSAGE_MIN = 12
+
+
+def as_printed(text: str) -> str:
+    """The paste as the terminal printed it, before a browser, an editor or a log shipper changed it: no colour
+    codes, NUL bytes or carriage returns, a traceback's escaped newlines undone, no viewer's line numbers, no
+    zero-width characters, no HTML entities, ASCII quotes. Everything that reads a paste starts from this."""
     if "\x1b" in text:
         text = _ANSI_ESC.sub("", text)
     if "[0m" in text or "[0;" in text:
@@ -172,7 +209,9 @@ def _extract(text: str) -> Signature:
         text = text.replace("\x00", "")
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if "\\n" in text and _ESCAPED_TB.search(text):
+    if text.lstrip()[:1] in "{[" and text.rstrip()[-1:] in "}]":
+        text = _json_texts(text) or text
+    if "\\n" in text and (_ESCAPED_TB.search(text) or text.count("\\n") >= 3 and "\n" not in text.strip()):
         text = _ESCAPE.sub(_unescape, text)
     if text[:12].lstrip()[:1].isdigit():
         text = _drop_gutter(text)
@@ -182,6 +221,17 @@ def _extract(text: str) -> Signature:
         text = html.unescape(text)
     if "\u2018" in text or "\u2019" in text or "\u201c" in text or "\u201d" in text:
         text = text.translate(_CURLY_QUOTES)
+    return text
+
+
+def _extract(text: str) -> Signature:
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    elif not isinstance(text, str):
+        text = str(text)
+    if len(text) > MAX_TEXT:
+        text = text[: MAX_TEXT // 4] + "\n" + text[-(MAX_TEXT * 3 // 4):]
+    text = as_printed(text)
     text = typed(text)  # `ValueError : msg`, `RuntimeError：msg`, `valueerror: msg` as Python prints them
     if "`" in text:
         text = _INLINE_CODE.sub(r"\g<lead>\g<body>", text)
