@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kb.signature.scan as sig_mod  # the driver of one pass: its shortcuts are switched off below
-from kb.signature import Signature, _extract, extract, focus, is_error_line, mask
+from kb.signature import Signature, _extract, as_printed, extract, focus, is_error_line, mask
 
 # ---------------------------------------------------------------------------
 # Pastes
@@ -2045,3 +2045,9 @@ def test_a_structured_log_reads_as_its_messages() -> None:
     assert (s.exception, s.lines) == ("RuntimeError", (TB_LINES[-1],))
     config = '{"zero_optimization": {"stage": 3}, "comment": "my config for the big run"}'
     assert sig(config).lines == ()  # JSON without an error in it is read as it is
+
+
+def test_brackets_nested_past_the_json_parser_are_read_as_they_are() -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    assert as_printed(deep) == deep
+    assert sig(deep + "\nRuntimeError: CUDA error: out of memory").exception == "RuntimeError"

@@ -163,16 +163,19 @@ def _unglue(m: re.Match[str]) -> str:
     return head + "\n" + head[: len(head) - len(rest)] + m.group("tb")
 
 
+_JSON_MESSAGE_MIN = 12
+
+
 def _json_texts(text: str) -> str | None:
     """A paste that is JSON (one record, or one per line, as structured loggers write): its messages, each on
     its own lines, in order; None if it is not JSON or holds no error. Keys, levels and timestamps are no
     message: a value counts when it holds words (a space) and some length."""
     try:
         records = [json.loads(text)]
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: `[[[[…` nested past the parser's stack
         try:
             records = [json.loads(line) for line in text.split("\n") if line.strip()]
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
     out: list[str] = []
 
@@ -194,9 +197,6 @@ def _json_texts(text: str) -> str | None:
     return "\n".join(out)
 
 
-_JSON_MESSAGE_MIN = 12
-
-
 def as_printed(text: str) -> str:
     """The paste as the terminal printed it, before a browser, an editor or a log shipper changed it: no colour
     codes, NUL bytes or carriage returns, a traceback's escaped newlines undone, no viewer's line numbers, no
@@ -209,7 +209,7 @@ def as_printed(text: str) -> str:
         text = text.replace("\x00", "")
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if text.lstrip()[:1] in "{[" and text.rstrip()[-1:] in "}]":
+    if text.lstrip().startswith(("{", "[")) and text.rstrip().endswith(("}", "]")):
         text = _json_texts(text) or text
     if "\\n" in text and (_ESCAPED_TB.search(text) or text.count("\\n") >= 3 and "\n" not in text.strip()):
         text = _ESCAPE.sub(_unescape, text)
