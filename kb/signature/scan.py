@@ -73,6 +73,7 @@ _DROP_INVISIBLE = str.maketrans("", "", _INVISIBLE)
 """Zero-width characters that a web page or an editor leaves inside words (`Runtime\u200bError`)."""
 _ENTITY = re.compile(r"&(?:#\d{1,7}|#[xX][0-9a-fA-F]{1,6}|quot|amp|lt|gt|apos|nbsp);")
 """HTML entities of a paste copied from a page's source or an escaped log (`No module named &#39;flash_attn&#39;`)."""
+_ENTITY_STARTS = ("&#", "&quot;", "&amp;", "&lt;", "&gt;", "&apos;", "&nbsp;")  # found without a regex pass
 _ESCAPED_TB = re.compile(r"\\n(?:[ \t]*File \\?[\"']|Traceback \(most recent call last\))|last\):\\n")
 """A traceback inside a JSON log field or a Python string (`{"msg": "Traceback (most recent call last):\\n  File
 \\"/app/train.py\\", …`): its newlines and quotes are escapes, so it is one long line until they are undone.
@@ -217,7 +218,7 @@ def as_printed(text: str) -> str:
         text = _drop_gutter(text)
     if any(c in text for c in _INVISIBLE):
         text = text.translate(_DROP_INVISIBLE)
-    if "&" in text and _ENTITY.search(text):
+    if "&" in text and any(e in text for e in _ENTITY_STARTS) and _ENTITY.search(text):
         text = html.unescape(text)
     if "\u2018" in text or "\u2019" in text or "\u201c" in text or "\u201d" in text:
         text = text.translate(_CURLY_QUOTES)
