@@ -2051,3 +2051,9 @@ def test_brackets_nested_past_the_json_parser_are_read_as_they_are() -> None:
     deep = "[" * 100_000 + "]" * 100_000
     assert as_printed(deep) == deep
     assert sig(deep + "\nRuntimeError: CUDA error: out of memory").exception == "RuntimeError"
+
+
+def test_an_error_quoted_twice_in_a_mail_or_forum_reply_is_the_error() -> None:
+    for quote in ("> ", ">> ", "> > "):
+        s = sig(f"{quote}RuntimeError: CUDA error: an illegal memory access was encountered")
+        assert s.lines == ("RuntimeError: CUDA error: an illegal memory access was encountered",), quote

@@ -32,7 +32,7 @@ _PFX_BRANCHES: dict[str, str] = {
     "logger": r"(?P<logger_g>[A-Za-z_][\w.]{0,200}(?::[\w<>]{1,100}:\d+)?) +- +",
     "pdsh": r"(?P<pdsh_h>[A-Za-z][A-Za-z0-9]{0,30}(?:-[A-Za-z0-9]{1,30}){0,6}-?\d{1,6}|\d{1,3}(?:\.\d{1,3}){3}): (?=.)",
     "srun": r"(?P<srun_n>\d{1,4}): (?=.)",
-    "quote": r"> (?=\S)",
+    "quote": r"(?:> ?){1,8}(?<= )(?=\S)",  # `> `, and a quote of a quote (`>> `, `> > `) in mail and forums
     # A bracketed process or line number in front of another bracketed prefix: `[80746] [rank0]:[E321 …]`.
     "tag": r"\[\d{1,9}\] (?=\[)",
     # syslog / systemd journal: `Oct 04 15:02:41 llm sd-webui-forge-start[394]: `
