@@ -39,11 +39,24 @@ _MAX_LINES = 4000
 
 def pythonize(text: str) -> str:
     """The paste with each IPython or rich traceback in Python's format (anything else unchanged)."""
-    if _TB in text and _IPY_HEADER.search(text):
+    if _TB in text and _ipython_header(text):
         return _from_ipython(text)
     if "❱" in text or "╭─" in text:
         return _from_rich(text)
     return text
+
+
+def _ipython_header(text: str) -> bool:
+    """Whether a line is IPython's header (`CastError          Traceback (most recent call last)`): only the
+    lines with a header are read, a regex over a whole 64 KB log costs half a millisecond."""
+    i = text.find(_TB)
+    while i >= 0:
+        start = text.rfind("\n", 0, i) + 1
+        end = text.find("\n", i)
+        if _IPY_HEADER.match(text, start, len(text) if end < 0 else end):
+            return True
+        i = -1 if end < 0 else text.find(_TB, end)
+    return False
 
 
 def _from_ipython(text: str) -> str:
