@@ -2057,3 +2057,17 @@ def test_an_error_quoted_twice_in_a_mail_or_forum_reply_is_the_error() -> None:
     for quote in ("> ", ">> ", "> > "):
         s = sig(f"{quote}RuntimeError: CUDA error: an illegal memory access was encountered")
         assert s.lines == ("RuntimeError: CUDA error: an illegal memory access was encountered",), quote
+
+
+def test_a_timestamped_traceback_keeps_its_frames_in_either_order() -> None:
+    """`docker logs -t` and `kubectl logs --timestamps` stamp every line, frames included; a log viewer (Kibana,
+    Loki) shows the newest line first. The frames still name the library, the exception is still the error."""
+    lines = TB_LINES[:3] + ('  File "/usr/lib/python3.10/site-packages/torch/cuda/__init__.py", line 293, in _lazy_init',
+                            "    torch._C._cuda_init()", TB_LINES[-1])
+    for stamp in ("2026-11-27T05:00:0{}.123456789Z ", "2026-11-27 05:00:0{},123 ", "[2026-11-27 05:00:0{}] "):
+        stamped = [stamp.format(i) + line for i, line in enumerate(lines)]
+        for order in (stamped, stamped[::-1]):
+            s = sig("\n".join(order))
+            assert (s.exception, s.lines, s.components) == ("RuntimeError", (TB_LINES[-1],), ("torch.cuda",)), stamp
+    aligned = sig("2026-11-27 05:00:00,123   INFO   loading shards\n2026-11-27 05:00:01,456   ERROR  boom: disk full")
+    assert len(aligned.lines) == 1 and aligned.lines[0].endswith("boom: disk full")  # columns are no indentation

@@ -24,8 +24,9 @@ _PFX_BRANCHES: dict[str, str] = {
     "dslvl": r"\[(?P<dslvl_l>" + _LVL + r")\] *(?:\[(?P<dslvl_f>[\w.-]{1,200}):\d+:\w+\] *)?",
     "pylog": r"(?P<pylog_l>" + _LVL + r"):(?P<pylog_g>[A-Za-z_][\w.]{0,200}):",
     "uvi": r"(?P<uvi_l>" + _LVL + r"):  +",
-    "tsb": r"\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[,.]\d+)?\] *(?:(?P<tsb_g>[A-Za-z_][\w.]{0,200}): (?=\[))?",
-    "ts": r"(?:\d{4}-\d{2}-\d{2}[ T_]|\d{2}/\d{2}/\d{4} )\d{2}:\d{2}:\d{2}(?:[,.]\d+)?(?:Z|[+-]\d{2}:?\d{2})? *(?:[-|:] *)?",
+    "tsb": r"\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[,.]\d+)?\] ?(?:(?P<tsb_g>[A-Za-z_][\w.]{0,200}): (?=\[))?",
+    # one space after the stamp, not a frame's indentation (`2024-05-01T10:00:01Z   File "…"`)
+    "ts": r"(?:\d{4}-\d{2}-\d{2}[ T_]|\d{2}/\d{2}/\d{4} )\d{2}:\d{2}:\d{2}(?:[,.]\d+)?(?:Z|[+-]\d{2}:?\d{2})?(?: *[-|:] *| ?)",
     "nccl": r"[\w.-]{1,100}:\d+:\d+ \[\d+\] (?:[\w./-]{1,200}:\d+ )?(?=NCCL )",
     "lvl": r"(?P<lvl_l>" + _LVL + r") *[-|:] +",
     "lvlb": r"\[(?P<lvlb_l>" + _LVL + r")\] *",
@@ -98,6 +99,13 @@ def _strip_prefixes(line: str) -> tuple[str, str | None, str | None, str]:
     for _ in range(6):
         if pos >= n:
             break
+        if pos and line[pos] == " ":
+            # Blanks after a stamp: more prefix (`… 10:00:00,123   INFO …`), or a frame's indentation to keep.
+            ahead = len(line) - len(line[pos:].lstrip(" "))
+            rx = table.get(line[ahead]) if ahead < n else None
+            if rx is None or not rx.match(line, ahead):
+                break
+            pos = ahead
         rx = table.get(line[pos])
         m = rx.match(line, pos) if rx is not None else None
         if m is None and nccl:

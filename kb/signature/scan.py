@@ -202,6 +202,21 @@ def _unglue(m: re.Match[str]) -> str:
     return head + "\n" + head[: len(head) - len(rest)] + m.group("tb")
 
 
+_STAMP = re.compile(r"[ \t]*\[?(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?)")
+_STAMPED_MIN = 3
+
+
+def _oldest_first(text: str) -> str:
+    """A log copied from a viewer that shows the newest line first (Kibana, Loki, CloudWatch) in the order it
+    was written: when its timestamps never go up and do go down, the lines are turned around, so a traceback
+    reads header, frames, exception. ISO timestamps compare as strings."""
+    lines = text.split("\n")
+    stamps = [m.group(1).replace(",", ".").replace("T", " ") for m in map(_STAMP.match, lines) if m]
+    if len(stamps) < _STAMPED_MIN or any(a < b for a, b in zip(stamps, stamps[1:])) or stamps[0] == stamps[-1]:
+        return text
+    return "\n".join(reversed(lines))
+
+
 _JSON_MESSAGE_MIN = 12
 
 
@@ -238,8 +253,9 @@ def _json_texts(text: str) -> str | None:
 
 def as_printed(text: str) -> str:
     """The paste as the terminal printed it, before a browser, an editor or a log shipper changed it: no colour
-    codes, NUL bytes or carriage returns, a traceback's escaped newlines undone, no viewer's line numbers, no
-    zero-width characters, no HTML entities, ASCII quotes. Everything that reads a paste starts from this."""
+    codes, NUL bytes or carriage returns, a traceback's escaped newlines undone, no viewer's line numbers, its
+    lines oldest first, no zero-width characters, no HTML entities, ASCII quotes. Everything that reads a paste
+    starts from this."""
     if "\x1b" in text:
         text = _ANSI_ESC.sub("", text)
     if "[0m" in text or "[0;" in text:
@@ -254,6 +270,8 @@ def as_printed(text: str) -> str:
         text = _ESCAPE.sub(_unescape, text)
     if text[:12].lstrip()[:1].isdigit():
         text = _drop_gutter(text)
+    if text.lstrip(" \t[")[:4].isdigit():
+        text = _oldest_first(text)
     if any(c in text for c in _INVISIBLE):
         text = text.translate(_DROP_INVISIBLE)
     if "&" in text and any(e in text for e in _ENTITY_STARTS) and _ENTITY.search(text):
