@@ -17,12 +17,18 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _eval_args import REPO, open_eval  # noqa: E402
 
+def _stamped(q: str) -> list[str]:
+    return [f"2026-11-27T05:{n // 60 % 60:02d}:{n % 60:02d}.000000000Z {line}" for n, line in enumerate(q.split("\n"))]
+
+
 CHANGES = {
     "CRLF line endings": lambda q: q.replace("\n", "\r\n"),
     "HTML entities (a page's source, Slack)": html.escape,
     "zero-width spaces in words": lambda q: q.replace("Error", "Er\u200bror"),
     "a viewer's line numbers": lambda q: "\n".join(f"{n:>4}  {line}" for n, line in enumerate(q.split("\n"), 1)),
     "one JSON log field": lambda q: json.dumps({"level": "error", "msg": q}),
+    "a timestamp on every line (docker -t)": lambda q: "\n".join(_stamped(q)),
+    "timestamped, newest line first (Kibana)": lambda q: "\n".join(reversed(_stamped(q))),
     "full-width colons": lambda q: q.replace(": ", "\uff1a"),
     "lowercased whole": str.lower,
 }
