@@ -1964,6 +1964,8 @@ def test_an_exception_retyped_in_a_post_reads_as_python_prints_it() -> None:
     assert s.exception == "RuntimeError"
     assert s.lines == ("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB",)
     assert sig("ValueError : Attempting to unscale FP16 gradients.").exception == "ValueError"
+    s = sig('LoRA disabled and fp16 AMP will trigger a "[ValueError : Attemting to unscale fp16 Gradients]" error.')
+    assert s.lines == ("ValueError: Attemting to unscale fp16 Gradients",)  # in brackets inside quotes
     s = sig("valueerror: bfloat16 is only supported on gpus with compute capability of at least 8.0")
     assert s.exception == "ValueError"
     assert s.lines[0].startswith("ValueError: bfloat16 is only supported")

@@ -20,6 +20,7 @@ from .dialects import call_form
 
 _ANNOUNCE_WINDOW = 3
 """Lines after an announcing header within which its message may start (a blank line and a code fence between)."""
+_OPENERS = {"[": "]", "(": ")"}
 _SENTENCE_START = re.compile(r"[A-Z][a-z]+(?: [a-z]+){2}")
 _ANNOUNCES = re.compile(r"(?:error|exception|failure)s?:$", re.I)
 _ANNOUNCES_ZH = re.compile(r"(?:报错|错误|异常|如下)[^\s]{0,6}[:\uff1a]$")
@@ -676,9 +677,13 @@ class _Extractor:
         if not m or m.start() == 0:
             return False
         head = body[: m.start()].strip()
+        rest = body[m.end():]
+        if head[-1:] in _OPENERS and _OPENERS[head[-1]] in rest:
+            # '… will trigger a "[ValueError : Attemting to unscale fp16 Gradients]" error.': a bracket around it
+            rest, tail = rest.split(_OPENERS[head[-1]], 1)
+            head = f"{head[:-1].rstrip()} {tail.strip()}".strip()
         if not _PROSE_HEAD.match(head or "x"):
             return False
-        rest = body[m.end():]
         quote = head[-1:]
         if quote and quote in "`'\"" and quote in rest:
             # "… fail due to a `RuntimeError: CUDA error: invalid device ordinal` error.": the quoted part
