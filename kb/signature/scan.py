@@ -98,6 +98,10 @@ def _drop_gutter(text: str) -> str:
     number (ranks, epoch timestamps) do not count up that way. A gutter of spaces is as wide as its narrowest
     gap: what is wider is the line's own indentation."""
     lines = text.split("\n")
+    first = [_GUTTER.match(line) for line in lines[:_GUTTER_MIN_LINES * 2] if line.strip()][:_GUTTER_MIN_LINES]
+    if len(first) < _GUTTER_MIN_LINES or not all(first) or any(
+            int(b.group(1)) != int(a.group(1)) + 1 for a, b in zip(first, first[1:])):
+        return text  # a stamp or a count that does not go up by one from the first line: no gutter
     found = [(_GUTTER.match(line) if line.strip() else None) for line in lines]
     numbered = [int(m.group(1)) for m in found if m]
     filled = sum(1 for line in lines if line.strip())
@@ -211,8 +215,14 @@ def _oldest_first(text: str) -> str:
     was written: when its timestamps never go up and do go down, the lines are turned around, so a traceback
     reads header, frames, exception. ISO timestamps compare as strings."""
     lines = text.split("\n")
-    stamps = [m.group(1).replace(",", ".").replace("T", " ") for m in map(_STAMP.match, lines) if m]
-    if len(stamps) < _STAMPED_MIN or any(a < b for a, b in zip(stamps, stamps[1:])) or stamps[0] == stamps[-1]:
+    stamps: list[str] = []
+    for m in map(_STAMP.match, lines):
+        if m:
+            stamp = m.group(1).replace(",", ".").replace("T", " ")
+            if stamps and stamp > stamps[-1]:
+                return text  # a stamp goes up: oldest first already
+            stamps.append(stamp)
+    if len(stamps) < _STAMPED_MIN or stamps[0] == stamps[-1]:
         return text
     return "\n".join(reversed(lines))
 
