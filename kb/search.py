@@ -74,6 +74,12 @@ class Candidates:
     templates: dict[int, tuple[float, int]]
     chunk_scores: np.ndarray
     dense_used: bool
+    q_mass: float
+    """The summed IDF of the query's words (each once): what a passage holding all of them would score."""
+    unknown: float
+    """Share of that mass in words no article uses."""
+    rare: list[str]
+    """The query's rarest words that the corpus knows (`Searcher._rarest`)."""
     calls: tuple[str, ...] = ()
     facts: dict = field(default_factory=dict)
     scale: float = 1.0
@@ -271,11 +277,6 @@ class Searcher:
         total = self._words_mass(q)
         return self._words_mass(q & have) / total if total else 0.0
 
-    def _unknown(self, q_tokens: list[str]) -> float:
-        q = frozenset(q_tokens)
-        total = self._words_mass(q)
-        return self._words_mass(t for t in q if t not in self.df) / total if total else 0.0
-
     # -- the search -------------------------------------------------------
 
     def gather(self, query: str, always_dense: bool = False, exclude: frozenset[str] | set[str] = frozenset()
@@ -352,9 +353,13 @@ class Searcher:
             ids += added
             feats = np.vstack([feats, rows(added, templates)])
             feats[:, FEATURES.index("dense")] = dense[ids]
+        # What the evidence of every candidate shares, computed once: it depends on the query alone.
+        q_mass = self._words_mass(q_set)
+        unknown = self._words_mass(t for t in q_set if t not in self.df) / q_mass if q_mass else 0.0
         return Candidates(sig=sig, q_tokens=q_tokens, exp_tokens=exp_tokens, expanded_terms=list(expansion.fired),
                           pool=ids, features=feats, templates=templates, chunk_scores=lex_chunks + dense_chunks,
-                          dense_used=dense_used, calls=calls, facts=facts, excluded=excluded, scale=top)
+                          dense_used=dense_used, q_mass=q_mass, unknown=unknown, rare=self._rarest(q_tokens),
+                          calls=calls, facts=facts, excluded=excluded, scale=top)
 
     def needs_dense(self, lexical_scores: np.ndarray) -> bool:
         """Could the dense model still change the top result?
@@ -423,12 +428,12 @@ class Searcher:
             lexical=f["lexical"], expansion=max(f["expansion"], f["bridge"]),
             dense=f["dense"] if c.dense_used else None, template=f["template"],
             template_share=strength * math.log(sharing), component=f["component"],
-            coverage=self._coverage(c.q_tokens + c.exp_tokens, have), unknown=self._unknown(c.q_tokens),
+            coverage=self._coverage(c.q_tokens + c.exp_tokens, have), unknown=c.unknown,
             margin=margin, exc_match=exc_match,
             # An unknown error type says "not covered" only when no error line matched either: a
             # watchdog line an article quotes, ending in a `DistBackendError` it never names, is covered.
             exc_unknown=1.0 if q_exc and q_exc.lower() not in self.df and f["template"] < 0.5 else 0.0,
-            rare_share=self._rare_share(c.q_tokens, have),
+            rare_share=sum(t in have for t in c.rare) / len(c.rare) if c.rare else 0.0,
             platform_conflict=1.0 if q_platforms - platforms(have) else 0.0,
             facts=f["facts"],
             subject_conflict=1.0 if q_subject and a_subject and q_subject != a_subject and not mentions(have, q_subject) else 0.0,
@@ -492,8 +497,7 @@ class Searcher:
     def _lexical_abs(self, c: "Candidates", lexical: float) -> float:
         """The article's best chunk's BM25 over what a chunk holding every query word once would
         score (the sum of their IDFs): how much of the query one passage of the article answers."""
-        mass = self._words_mass(frozenset(c.q_tokens))
-        return min(1.5, lexical * c.scale / mass) if mass else 0.0
+        return min(1.5, lexical * c.scale / c.q_mass) if c.q_mass else 0.0
 
     def _sharing(self, template: str, excluded: frozenset[int]) -> int:
         """How many articles (left in play) quote this error template."""
@@ -503,10 +507,6 @@ class Searcher:
         """The query's rarest words among those the corpus knows: words no article uses are the
         `unknown` feature's evidence, and would otherwise crowd every article out of this one."""
         return sorted({t for t in q_tokens if t in self.df}, key=lambda t: (-self._idf(t), t))[:RARE_WORDS]
-
-    def _rare_share(self, q_tokens: list[str], have: frozenset[str]) -> float:
-        rare = self._rarest(q_tokens)
-        return sum(t in have for t in rare) / len(rare) if rare else 0.0
 
     def context(self, c: "Candidates", ai: int, matched: str | None) -> Context:
         """The names a verdict's reason may quote."""
