@@ -303,8 +303,7 @@ class _Extractor:
             self._flush_frames(st, pos)
         if body.startswith("```"):
             return
-        announced = self.announce >= 0 and not key and pos - self.announce <= _ANNOUNCE_WINDOW
-        self.announce = -1
+        announced = self._take_announce(pos) and not key
 
         # --- continuation of an exception message (it follows within a few lines) ---
         if st.cont is not None:
@@ -630,8 +629,12 @@ class _Extractor:
         body = raw.strip()
         if body.startswith("```"):
             return False  # the fence between the header and its message
+        return self._take_announce(pos) and self._announced_message(pos, body)
+
+    def _take_announce(self, pos: int) -> bool:
+        """Whether an announcing header came just before line `pos`; either way, it is used up."""
         at, self.announce = self.announce, -1
-        return 0 <= at and pos - at <= _ANNOUNCE_WINDOW and self._announced_message(pos, body)
+        return 0 <= at and pos - at <= _ANNOUNCE_WINDOW
 
     def _announced_message(self, pos: int, body: str) -> bool:
         """The line under a header that announces it (`Failed test at stage construct_inputs with exception:`,

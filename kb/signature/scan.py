@@ -14,7 +14,7 @@ from .prefixes import _ANSI_LOOSE, _strip_prefixes
 from .classify import _CJK, _kw_hit, is_error_line
 from .extractor import _Extractor
 from .assemble import assemble
-from .dialects import pythonize, typed
+from .dialects import _TB, pythonize, typed
 
 
 def extract(text: str) -> Signature:
@@ -154,15 +154,12 @@ def _comfy_message(m: re.Match[str]) -> str:
     return m.group("lead") + (msg if is_error_line(msg) else "Exception: " + msg)
 
 
-_TB_HEADER = "Traceback (most recent call last)"
-
-
 def _unglue_all(text: str) -> str:
     """`_unglue` on each line where a traceback header comes after other text: found with `str.find`, since
     the regex alone, tried at every line of a 64 KB log, cost 3 ms."""
     out: list[str] = []
     last = 0
-    i = text.find(_TB_HEADER)
+    i = text.find(_TB)
     while i >= 0:
         start = text.rfind("\n", 0, i) + 1
         end = text.find("\n", i)
@@ -171,7 +168,7 @@ def _unglue_all(text: str) -> str:
             out.append(text[last:start])
             out.append(_GLUED_TB.sub(_unglue, text[start:end], count=1))
             last = end
-        i = text.find(_TB_HEADER, end)
+        i = text.find(_TB, end)
     out.append(text[last:])
     return "".join(out)
 
@@ -310,7 +307,7 @@ def _extract(text: str) -> Signature:
     if "**" in text:
         text = _per_line(text, "**", (_BOLD_LINE, r"\g<lead>\g<body>"))
     text = pythonize(text)  # tracebacks as IPython and rich print them
-    if "Traceback (most recent call last)" in text:
+    if _TB in text:
         text = _unglue_all(text)
     ex = _Extractor()
     feed = ex.feed
