@@ -1957,6 +1957,10 @@ def test_an_option_line_of_a_long_command_is_not_an_error() -> None:
     assert is_error_line("-- Process 2 terminated with the following error:")
 
 
+TB_LINES = ("Traceback (most recent call last):", '  File "/app/train.py", line 12, in <module>', "    main()",
+            "RuntimeError: CUDA error: device-side assert triggered")
+
+
 def test_an_exception_retyped_in_a_post_reads_as_python_prints_it() -> None:
     """A full-width colon from a Chinese input method, a space before the colon, a paste lowercased whole:
     the exception type is still the type, and the line still the error line."""
@@ -2019,10 +2023,6 @@ def test_a_traceback_inside_a_json_log_field_is_read_as_a_traceback() -> None:
     assert s.components == ("torch.cuda",)
     windows = sig('File "C:\\new\\train.py", line 3, in <module>')  # a path's `\n` is no newline
     assert windows.lines == () or "C:\\new\\train.py" in windows.lines[0]
-
-
-TB_LINES = ("Traceback (most recent call last):", '  File "/app/train.py", line 12, in <module>', "    main()",
-            "RuntimeError: CUDA error: device-side assert triggered")
 
 
 def test_a_traceback_copied_with_its_viewers_line_numbers_is_still_a_traceback() -> None:
