@@ -37,6 +37,7 @@ _SIZE_FACTS: dict[str, tuple[re.Pattern[str], ...]] = {
     "allocated_gib": (re.compile(_SIZE + r" is allocated by PyTorch"), re.compile(_SIZE + r" already allocated")),
     "reserved_gib": (re.compile(_SIZE + r" reserved in total by PyTorch"),),
     "unallocated_reserved_gib": (re.compile(_SIZE + r" is reserved by PyTorch but unallocated"),),
+    "process_gib": (re.compile(r"this process has " + _SIZE + r" memory in use"),),
 }
 _NUMBER_FACTS: dict[str, tuple[re.Pattern[str], ...]] = {
     "nccl_seq": (re.compile(r"SeqNum=(\d+)"),),
@@ -166,12 +167,17 @@ def extract_facts(text: str) -> dict[str, float]:
         facts["reserved_gib"] = facts["allocated_gib"] + facts["unallocated_reserved_gib"]
     if "unallocated_reserved_gib" not in facts and "reserved_gib" in facts and "allocated_gib" in facts:
         facts["unallocated_reserved_gib"] = max(0.0, facts["reserved_gib"] - facts["allocated_gib"])
+    # What other processes hold: the GPU's used memory less this process's (its CUDA context included), or
+    # less what PyTorch reserved when the paste does not say (older PyTorch, or a message cut short).
+    own = facts.get("process_gib", facts.get("reserved_gib"))
+    if own is not None and "total_gib" in facts and "free_gib" in facts:
+        facts["others_gib"] = max(0.0, facts["total_gib"] - facts["free_gib"] - own)
     facts.update(_shape_facts(text))
     facts.update(_exit_signal(text))
     return facts
 
 
-FACT_NAMES = frozenset(_SIZE_FACTS) | frozenset(_NUMBER_FACTS) | frozenset(_SHAPE_FACTS) | {"exit_signal"}
+FACT_NAMES = frozenset(_SIZE_FACTS) | frozenset(_NUMBER_FACTS) | frozenset(_SHAPE_FACTS) | {"exit_signal", "others_gib"}
 
 _COMPARE = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
             ast.Eq: operator.eq, ast.NotEq: operator.ne}

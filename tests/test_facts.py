@@ -102,3 +102,15 @@ def test_a_gpu_named_by_model_gives_its_compute_capability():
     assert extract_facts("Your Tesla T4 GPU has compute capability 7.5 (RTX 3090 at home)")["compute_capability"] == 7.5
     assert "compute_capability" not in extract_facts("works on the A100 box, fails on the V100 one")
     assert "compute_capability" not in extract_facts("step T4 done; paper size A40")
+
+
+def test_an_oom_says_whether_another_process_holds_the_gpu():
+    """The zombie-process article applies when other processes hold the memory. A message cut short after
+    `this process has 15.24 GiB memory in use` (no reserved figure) still says this process holds it all."""
+    zombie = parse_condition("others_gib > 0.4 * (total_gib - free_gib)")
+    cut = ("CUDA out of memory. Tried to allocate 490.00 MiB. GPU 0 has a total capacity of 15.56 GiB of which "
+           "322.62 MiB is free. Including non-PyTorch memory, this process has 15.24 GiB memory in use. Of the allo")
+    assert check(zombie, extract_facts(cut)) == -1
+    others = cut.replace("this process has 15.24 GiB", "this process has 0 bytes")
+    assert check(zombie, extract_facts(others)) == 1
+    assert check(zombie, extract_facts(OLD_OOM)) == -1  # reserved stands in for this process when it is all there is
