@@ -33,7 +33,7 @@ from .signature import Signature, as_printed, extract, focus, frame_calls
 from .facts import check, extract_facts
 from .segment import ArticleMeta, Segment, SegmentCache, template_words
 from .store import Manifest, SnapshotFiles
-from .text import clean, detect_lang
+from .text import HAN_CHAR, clean, detect_lang
 from .results import Result, SearchResponse, snippet
 from .tokenize import Tokenizer
 from .trust import (
@@ -85,6 +85,9 @@ class Candidates:
     scale: float = 1.0
     """The raw BM25 score that lexical features were divided by (the best article's)."""
     excluded: frozenset[int] = frozenset()
+    printed: str = ""
+    """The paste as printed (`as_printed`), held for this search only: a reason must not say the paste lacks a
+    word that is in it, outside the lines the signature kept."""
 
     @cached_property
     def words(self) -> frozenset[str]:
@@ -359,7 +362,7 @@ class Searcher:
         return Candidates(sig=sig, q_tokens=q_tokens, exp_tokens=exp_tokens, expanded_terms=list(expansion.fired),
                           pool=ids, features=feats, templates=templates, chunk_scores=lex_chunks + dense_chunks,
                           dense_used=dense_used, q_mass=q_mass, unknown=unknown, rare=self._rarest(q_tokens),
-                          calls=calls, facts=facts, excluded=excluded, scale=top)
+                          calls=calls, facts=facts, excluded=excluded, scale=top, printed=printed)
 
     def needs_dense(self, lexical_scores: np.ndarray) -> bool:
         """Could the dense model still change the top result?
@@ -486,11 +489,15 @@ class Searcher:
             title = self._title_tokens[ai] = frozenset(self.tokenizer(self.articles[ai].title))
         return title
 
-    def _title_missing(self, ai: int, query_tokens: frozenset[str]) -> tuple[str, ...]:
+    def _title_missing(self, ai: int, query_tokens: frozenset[str], paste: str = "") -> tuple[str, ...]:
         """The title's rarest words that the query lacks: what the closest article is about and the paste is not.
-        Whole words only: not the pieces the tokenizer also keeps (`addr` of `master_addr`, `布式` of `分布式`)."""
+        Whole words only: not the pieces the tokenizer also keeps (`addr` of `master_addr`, `布式` of `分布式`);
+        none that appears anywhere in the paste (`paste`, lowercased), in the user's code for instance, and no
+        Chinese word when the paste has no Chinese (that an English paste lacks `配置` tells the user nothing)."""
         title = self._title_words(ai)
-        missing = {t for t in title if t not in query_tokens and t in self.df and len(t) > (1 if t[0] > "~" else 2)}
+        chinese = HAN_CHAR.search(paste) is not None
+        missing = {t for t in title if t not in query_tokens and t in self.df and len(t) > (1 if t[0] > "~" else 2)
+                   and t not in paste and (chinese or not HAN_CHAR.match(t))}
         whole = {t for t in missing if not any(t != o and t in o for o in title)}
         return tuple(sorted(whole, key=lambda t: (-self._idf(t), t))[:3])
 
@@ -528,7 +535,7 @@ class Searcher:
             query_subject=next(filter(None, map(subject, c.sig.lines)), None),
             article_subject=self._article_subject(ai, line),
             ruled_out=self._ruled_out(c, ai),
-            title_missing=self._title_missing(ai, c.words),
+            title_missing=self._title_missing(ai, c.words, c.printed.lower()),
         )
 
     def _ruled_out(self, c: "Candidates", top: int) -> tuple[str, str] | None:
