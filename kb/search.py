@@ -37,7 +37,7 @@ from .text import HAN_CHAR, clean, detect_lang
 from .results import Result, SearchResponse, snippet
 from .tokenize import Tokenizer
 from .trust import (
-    AGREEING_SIGNALS, RARE_WORDS, is_prose, lead, mentions, platforms, short_exception, subject,
+    AGREEING_SIGNALS, RARE_WORDS, home_platform, is_prose, lead, mentions, platforms, short_exception, subject,
 )
 from .vectors import LocalBackend
 from .verdict import QUOTED_LINE, ConfidenceModel, Context, Evidence, decide
@@ -525,7 +525,7 @@ class Searcher:
             exception=exception,
             exception_known=exception is None or exception.lower() in self.df,
             query_platforms=tuple(sorted(platforms(c.q_tokens))),
-            article_platforms=tuple(sorted(platforms(have))) or ("cuda",),
+            article_platforms=tuple(sorted(platforms(have))) or (home_platform(platforms(c.q_tokens)),),
             article_exceptions=tuple(sorted(a.exceptions)),
             matched_error=matched,
             condition=self._condition_text(ai),

@@ -26,6 +26,14 @@ PLATFORMS = {
 """Platforms and frameworks besides PyTorch on CUDA, each with the tokens that name it: a paste about
 one that an article never names is an error from elsewhere that merely shares words."""
 _PLATFORM_OF = {tok: name for name, toks in PLATFORMS.items() for tok in toks}
+ACCELERATORS = frozenset({"xla", "mps", "rocm", "npu", "xpu", "hpu"})
+"""The PLATFORMS that are other hardware than NVIDIA's; the rest are other frameworks or runtimes than PyTorch."""
+
+
+def home_platform(query_platforms) -> str:
+    """What an article that names no platform is about, in the terms of the paste's: `cuda` next to another
+    accelerator, `pytorch` next to another framework (every article is about PyTorch on NVIDIA GPUs)."""
+    return "cuda" if set(query_platforms) & ACCELERATORS else "pytorch"
 
 
 def platforms(tokens) -> frozenset[str]:

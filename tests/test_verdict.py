@@ -48,6 +48,10 @@ def test_an_error_on_another_platform_is_not_answered_with_the_cuda_article(bund
                           "1.20 GB, max allowed: 18.13 GB). Tried to allocate 256.00 MB on private pool.")
     assert not resp.confident
     assert "mps" in resp.reason
+    # another framework is set against PyTorch, not against CUDA
+    tf = bundled.search("tensorflow keras model.fit CUDA out of memory when allocating tensor on GPU:0")
+    assert not tf.confident
+    assert tf.reason == "the paste is about `tensorflow`; the closest article is about `pytorch`", tf.reason
 
 
 def test_the_same_failure_of_another_package_is_not_answered_with_that_packages_article(bundled):
