@@ -113,6 +113,19 @@ def _exit_signal(text: str) -> dict[str, float]:
     return {"exit_signal": float(_SIGNAL_NUMBERS[named.group(1)])} if named else {}
 
 
+# `Expected all tensors to be on the same device, but found at least two devices, cuda:1 and cuda:0!`: two GPUs
+# is a model split across cards (device_map="auto"), the CPU among them a tensor never moved to the GPU.
+_SAME_DEVICE = re.compile(r"found at least two devices, (\w+)(?::\d+)? and (\w+)(?::\d+)?"
+                          r"|but got \w+ is on (\w+)(?::\d+)?, different from other tensors on (\w+)")  # newer PyTorch
+_GPU_DEVICES = frozenset({"cuda", "xpu", "npu", "hpu"})
+
+
+def _devices(text: str) -> dict[str, float]:
+    """`devices_all_gpu`: 1 when the devices a same-device error names are all GPUs, 0 when one is not."""
+    m = _SAME_DEVICE.search(text) if "same device" in text else None
+    return {"devices_all_gpu": float(all(d in _GPU_DEVICES for d in m.groups() if d))} if m else {}
+
+
 # A GPU named by model (`RTX 5090 support - built from scratch`, `Kaggle 的 T4 上`, `4张A800`): its compute
 # capability, when the paste states none. Short names (T4, L4, A10, …) count only beside NVIDIA/Tesla or a
 # word that makes them a card (GPU, 显卡, 卡, -PCIE, -SXM), so `step T4` or `A40 paper size` are not GPUs.
@@ -174,10 +187,11 @@ def extract_facts(text: str) -> dict[str, float]:
         facts["others_gib"] = max(0.0, facts["total_gib"] - facts["free_gib"] - own)
     facts.update(_shape_facts(text))
     facts.update(_exit_signal(text))
+    facts.update(_devices(text))
     return facts
 
 
-FACT_NAMES = frozenset(_SIZE_FACTS) | frozenset(_NUMBER_FACTS) | frozenset(_SHAPE_FACTS) | {"exit_signal", "others_gib"}
+FACT_NAMES = frozenset(_SIZE_FACTS) | frozenset(_NUMBER_FACTS) | frozenset(_SHAPE_FACTS) | {"exit_signal", "others_gib", "devices_all_gpu"}
 
 _COMPARE = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
             ast.Eq: operator.eq, ast.NotEq: operator.ne}

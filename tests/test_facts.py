@@ -114,3 +114,16 @@ def test_an_oom_says_whether_another_process_holds_the_gpu():
     others = cut.replace("this process has 15.24 GiB", "this process has 0 bytes")
     assert check(zombie, extract_facts(others)) == 1
     assert check(zombie, extract_facts(OLD_OOM)) == -1  # reserved stands in for this process when it is all there is
+
+
+def test_a_same_device_error_says_whether_both_devices_are_gpus():
+    """Two GPUs (`cuda:1 and cuda:0`) is a model split across cards; the CPU among them is a tensor left behind."""
+    split = ("RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:1 and "
+             "cuda:0! (when checking argument for argument index in method wrapper_CUDA__index_select)")
+    assert extract_facts(split) == {"devices_all_gpu": 1.0}
+    assert extract_facts(split.replace("cuda:1 and cuda:0", "cuda:0 and cpu")) == {"devices_all_gpu": 0.0}
+    newer = ("RuntimeError: Expected all tensors to be on the same device, but got index is on cuda:0, different from "
+             "other tensors on cuda:3 (when checking argument in method wrapper_CUDA_gather)")
+    assert extract_facts(newer) == {"devices_all_gpu": 1.0}
+    assert extract_facts(newer.replace("cuda:3", "cpu")) == {"devices_all_gpu": 0.0}
+    assert check(parse_condition("devices_all_gpu == 1"), extract_facts("Expected all tensors on one device")) == 0
