@@ -521,11 +521,12 @@ class Searcher:
         have = self._article_tokens(ai)
         strength, line = c.templates.get(ai, (0.0, -1))
         exception = short_exception(c.sig.exception)
+        q_platforms = platforms(c.q_tokens)
         return Context(
             exception=exception,
             exception_known=exception is None or exception.lower() in self.df,
-            query_platforms=tuple(sorted(platforms(c.q_tokens))),
-            article_platforms=tuple(sorted(platforms(have))) or (home_platform(platforms(c.q_tokens)),),
+            query_platforms=tuple(sorted(q_platforms)),
+            article_platforms=tuple(sorted(platforms(have))) or (home_platform(q_platforms),),
             article_exceptions=tuple(sorted(a.exceptions)),
             matched_error=matched,
             condition=self._condition_text(ai),

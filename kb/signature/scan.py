@@ -14,7 +14,7 @@ from .prefixes import _ANSI_LOOSE, _strip_prefixes
 from .classify import _CJK, _kw_hit, is_error_line
 from .extractor import _Extractor
 from .assemble import assemble
-from .dialects import _TB, pythonize, typed
+from .dialects import _TB, lines_with, pythonize, typed
 
 
 def extract(text: str) -> Signature:
@@ -159,16 +159,11 @@ def _unglue_all(text: str) -> str:
     the regex alone, tried at every line of a 64 KB log, cost 3 ms."""
     out: list[str] = []
     last = 0
-    i = text.find(_TB)
-    while i >= 0:
-        start = text.rfind("\n", 0, i) + 1
-        end = text.find("\n", i)
-        end = len(text) if end < 0 else end
-        if text[start:i].strip():
+    for start, end in lines_with(text, _TB):
+        if text[start:text.find(_TB, start)].strip():
             out.append(text[last:start])
             out.append(_GLUED_TB.sub(_unglue, text[start:end], count=1))
             last = end
-        i = text.find(_TB, end)
     out.append(text[last:])
     return "".join(out)
 
