@@ -29,7 +29,7 @@ from .config import MAX_QUERY_BYTES, RankingWeights
 from .embed import Encoder, compute_threads
 from .errors import NotFoundError, QueryError, QueryTooLargeError
 from .glossary import Glossary
-from .signature import Signature, as_printed, extract, focus, frame_calls
+from .signature import Signature, as_printed, extract, focus, frame_calls, without_absent_fields
 from .facts import check, extract_facts
 from .segment import ArticleMeta, Segment, SegmentCache, template_words
 from .store import Manifest, SnapshotFiles
@@ -296,7 +296,8 @@ class Searcher:
         printed = as_printed(query)  # what the frames, the numbers and a lineless paste are read from
         # No line read as an error: what the signature kept is the user's words, and the error they
         # quote may be in a shape it does not know (lowercased, inside a blog's Chinese quotes): search the paste.
-        qtext = sig.text() if sig.lines else "\n".join(filter(None, (printed[:2000], " ".join(sig.components))))
+        qtext = sig.text() if sig.lines else "\n".join(
+            filter(None, (without_absent_fields(printed)[:2000], " ".join(sig.components))))
         q_tokens = self.tokenizer(qtext)
         q_lang = detect_lang(sig.prose or qtext)
         expansion = self.glossary.expand(sig.prose or qtext)

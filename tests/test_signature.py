@@ -1911,6 +1911,32 @@ def test_an_environment_report_is_not_the_error() -> None:
     assert not any("Could not collect" in line for line in s.lines)
 
 
+def test_a_transformers_env_report_field_that_is_not_found_is_not_the_error() -> None:
+    """`transformers env` prints `- Accelerate config:    not found` in the issue template's System Info; with the
+    real problem told in words below it, that field was taken as the error line."""
+    s = focus(extract("Training hangs on 2 GPUs with deepspeed\n\n### System Info\n\n"
+                      "- `transformers` version: 4.31.0\n- Platform: Linux-5.15.0-x86_64-with-glibc2.31\n"
+                      "- Accelerate version: 0.21.0\n- Accelerate config:    not found\n"
+                      "- Tensorflow version (GPU?): not installed (NA)\n\n"
+                      "The run gets stuck at the first step with both GPUs at 100% utilization."))
+    assert not any("not found" in line for line in s.lines)
+    # an error that says what was not found is still one
+    assert extract("/bin/sh: 1: nvcc: not found").lines
+    assert extract("- Error: checkpoint not found").lines
+
+
+def test_an_exception_two_ranks_printed_at_once_is_read_once() -> None:
+    """Two processes writing the same traceback to one terminal interleave it: `KeyErrorKeyError: : 'input_ids_j'`.
+    The exception is the one either would have printed, so it can match an article's line."""
+    s = focus(extract("Traceback (most recent call last):\n"
+                      '  File "/work/train_rm.py", line 88, in collate\n'
+                      '    "input_ids": feature["input_ids_j"],    "input_ids": feature["input_ids_j"],\n\n'
+                      "KeyErrorKeyError: : 'input_ids_j'"))
+    assert s.exception == "KeyError" and s.lines[0] == "KeyError: 'input_ids_j'"
+    r = focus(extract("RuntimeErrorRuntimeError: CUDA error: invalid device ordinal"))
+    assert r.exception == "RuntimeError" and r.lines[0] == "RuntimeError: CUDA error: invalid device ordinal"
+
+
 def test_a_warning_names_the_error_type_only_when_it_is_the_error() -> None:
     """A Slurm log whose error is the OOM kill, with a UserWarning printed earlier: the paste has no error type.
     Reporting `UserWarning` would have the reason and the exception check read a warning as the error."""

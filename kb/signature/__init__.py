@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from .model import MAX_TEXT, Signature, TEXT_BUDGET
 from .mask import mask
-from .classify import is_error_line
+from .classify import is_error_line, without_absent_fields
 from .extractor import _Extractor
 from .scan import _extract, as_printed, extract
 from .calls import GENERIC_LINE, focus, frame_calls
 
-__all__ = ["Signature", "as_printed", "extract", "mask", "is_error_line", "focus", "frame_calls", "GENERIC_LINE"]
+__all__ = ["Signature", "as_printed", "extract", "mask", "is_error_line", "focus", "frame_calls", "GENERIC_LINE",
+           "without_absent_fields"]

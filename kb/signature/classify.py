@@ -170,10 +170,32 @@ def _is_boilerplate(body: str) -> bool:
     return False
 
 
+_ENV_FIELD = re.compile(r"[-*] `?(?![\w ]*(?:error|fail|exception|fatal))[A-Za-z][\w .()?/`-]{0,60}:[ \t]*not found$"
+                        r"|not found$", re.I)
+"""A field of an environment report with nothing to report: `- Accelerate config:    not found`, as
+`transformers env` prints it for the issue template's System Info, or the value alone on its own line."""
+
+
+_ABSENT_FIELD = re.compile(
+    r"^[ \t]*(?:[-*] )?`?(?![\w ]*(?:error|fail|exception|fatal))[A-Za-z][\w .()?/`-]{0,60}:"
+    r"[ \t]*(?:not installed(?: \(NA\))?|not found|Could not collect|N/?A)[ \t]*$\n?", re.I | re.M)
+
+
+def without_absent_fields(text: str) -> str:
+    """The text without an environment report's fields for what the user does not have (`- Jax version: not
+    installed`, `- Tensorflow version (GPU?): not installed (NA)`): read as words, the report of every
+    transformers issue would make the paste look like one about JAX or TensorFlow."""
+    if "not installed" in text or "not found" in text or "Could not collect" in text or "N/A" in text:
+        return _ABSENT_FIELD.sub("", text)
+    return text
+
+
 def _is_noise(body: str) -> bool:
     """Separators, progress bars and environment dumps (pip list, ds_report, key=value, nvidia-smi,
     `python -m torch.utils.collect_env`, whose `Clang version: Could not collect` is no error)."""
     if _SEPARATOR.match(body) or body.endswith("Could not collect"):
+        return True
+    if body[-9:].lower() == "not found" and _ENV_FIELD.match(body):
         return True
     if ("%|" in body or "it/s" in body or "s/it" in body or not body.isascii()) and _PROGRESS.search(body):
         return True

@@ -179,9 +179,20 @@ an exception as its repr, or as the call that raised it, in a sentence. Not `rai
 code) and not `RayTaskError(ValueError)` (no message: one word)."""
 
 
+_DOUBLED_HINT = re.compile(r"(?:Error|Exception)[\w.]{0,200}(?:Error|Exception)[ \t]*:")
+"""Cheap test for `_DOUBLED_TYPE` over the whole paste (its backreference is slow on 64 KB)."""
+_DOUBLED_TYPE = re.compile(
+    r"(?<![\w.])(?P<type>(?:[A-Za-z_]\w{0,100}\.){0,12}[A-Za-z_]\w{0,100}(?:Error|Exception))(?P=type)"
+    r"(?:[ \t]*:)+[ \t]*")
+"""`KeyErrorKeyError: : 'input_ids_j'`: two ranks printed the same exception into one terminal at once, their
+characters interleaved. One copy is what either would have printed alone."""
+
+
 def typed(text: str) -> str:
     """The paste with exception types written the way Python prints them: `Type: message`. Line by line, and
     only the lines that could need it: a regex run over a whole 64 KB paste costs a millisecond or more."""
+    if _DOUBLED_HINT.search(text):
+        text = _DOUBLED_TYPE.sub(r"\g<type>: ", text)
     if " :" in text or "\uff1a" in text or "error:" in text or "exception:" in text:
         lines = text.split("\n")
         for i, line in enumerate(lines):
