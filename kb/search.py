@@ -246,7 +246,7 @@ class Searcher:
         """(article, error line) of every live article quoting this exact masked error line."""
         places = []
         for seg, global_of in zip(self.segments, self._global_of):
-            for local, line in seg.exact_templates.get(template, ()):
+            for local, line in seg.exact_templates.get(template.casefold(), ()):
                 ai = int(global_of[local])
                 if ai >= 0:
                     places.append((ai, line))

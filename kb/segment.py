@@ -72,10 +72,11 @@ class Segment:
                 tuple(template_words(t) for t in templates), tuple(bool(GENERIC_LINE.search(t)) for t in templates),
             ))
         self.exact_templates: dict[str, list[tuple[int, int]]] = {}
-        """Masked error line -> (index in `articles`, line) of each article quoting it."""
+        """Masked error line, case-folded -> (index in `articles`, line) of each article quoting it. Case
+        never tells two errors apart, and forums and editors lowercase pastes (`runtimeerror: cuda error: …`)."""
         for ai, a in enumerate(self.articles):
             for line, t in enumerate(a.templates):
-                self.exact_templates.setdefault(t, []).append((ai, line))
+                self.exact_templates.setdefault(t.casefold(), []).append((ai, line))
         self.chunk_ids = np.load(files.chunk_ids)
         local = {a.id: i for i, a in enumerate(self.articles)}
         owner = dict(self.db.execute("SELECT id, article_id FROM chunks").fetchall())

@@ -1937,6 +1937,17 @@ def test_an_exception_two_ranks_printed_at_once_is_read_once() -> None:
     assert r.exception == "RuntimeError" and r.lines[0] == "RuntimeError: CUDA error: invalid device ordinal"
 
 
+def test_nccl_falling_back_from_infiniband_is_not_the_error() -> None:
+    """NCCL 2.7 and older print `NCCL WARN Failed to open libibverbs.so[.1]` at every start on a host without
+    InfiniBand, then use sockets: the error is the connect failure after it."""
+    s = focus(extract("host1:90736:90736 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]\n"
+                      "host1:90736:90736 [0] NCCL INFO NET/Socket : Using [0]eno1:172.16.20.105<0>\n"
+                      "host1:90736:91655 [0] include/socket.h:403 NCCL WARN Connect to fe80::c4eb:49ff:fe04:e32d%6<57335> "
+                      "failed : Network is unreachable"))
+    assert s.lines[0].endswith("failed : Network is unreachable")
+    assert not any("libibverbs" in line for line in s.lines)
+
+
 def test_a_warning_names_the_error_type_only_when_it_is_the_error() -> None:
     """A Slurm log whose error is the OOM kill, with a UserWarning printed earlier: the paste has no error type.
     Reporting `UserWarning` would have the reason and the exception check read a warning as the error."""
@@ -2002,6 +2013,8 @@ def test_an_exception_retyped_in_a_post_reads_as_python_prints_it() -> None:
     assert sig("frobnicateerror: the widget broke down again").exception is None  # no made-up type
     lowered = sig("\n".join(TB_LINES).lower())
     assert (lowered.exception, lowered.lines) == ("RuntimeError", (TB_LINES[-1].lower().replace("runtimeerror", "RuntimeError"),))
+    quoted = sig("the script tries to use 8 workers and I'm getting:\n`runtimeerror: cuda error: invalid device ordinal`")
+    assert quoted.exception == "RuntimeError"  # in Markdown backticks too
 
 
 def test_an_exception_written_as_its_repr_in_a_sentence_is_the_error() -> None:

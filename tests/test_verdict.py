@@ -68,6 +68,14 @@ def test_an_environment_report_of_what_is_not_installed_names_no_platform(bundle
     assert resp.results[0].evidence.platform_conflict == 0
 
 
+def test_a_paste_lowercased_whole_quotes_the_same_error_line(bundled):
+    """Forums and editors lowercase pastes: `runtimeerror: cuda error: invalid device ordinal` is the article's
+    line all the same. A short line has too few words to count as a full match by its words alone."""
+    for query in ("RuntimeError: CUDA error: invalid device ordinal", "runtimeerror: cuda error: invalid device ordinal"):
+        top = bundled.search(query).results[0]
+        assert top.article_id == "cuda-invalid-device-ordinal-visible-devices" and top.evidence.template == 1.0, query
+
+
 def test_the_same_failure_of_another_package_is_not_answered_with_that_packages_article(bundled):
     own = bundled.search("ERROR: Failed building wheel for flash-attn\nerror: subprocess-exited-with-error")
     assert own.results[0].article_id == "build-flash-attn-subprocess-exited-with-error"

@@ -72,8 +72,9 @@ _BP_SUBSTR = (
     "Welcome to bitsandbytes", "not a git repository", "submit this information together with your error trace",
     "Unable to find hostfile, will proceed with training with local",  # every single-node DeepSpeed run
     "To disable this warning, you can either",  # huggingface/tokenizers' advice under its fork warning
-    # NCCL_DEBUG=INFO probes every start prints (an optional plugin or InfiniBand library not found, then a fallback)
-    "NCCL INFO NET/Plugin", "NCCL INFO Failed to open libibverbs",
+    # NCCL_DEBUG=INFO probes every start prints (an optional plugin or InfiniBand library not found, then a fallback;
+    # NCCL 2.7 and older print the InfiniBand one at WARN)
+    "NCCL INFO NET/Plugin", "NCCL INFO Failed to open libibverbs", "NCCL WARN Failed to open libibverbs",
 )
 # Keyword gate: substrings that any signal line contains (lowercased), then whole tokens, then phrases.
 _KW_WORDS = frozenset(

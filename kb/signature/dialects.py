@@ -160,7 +160,7 @@ _LOOSE_COLON = re.compile(r"(?<=\w)(?P<end>Error|Exception|Warning)(?:[ \t]+:(?=
 full-width colon): how people retype an error in a post."""
 _WIDE_COLON = re.compile(r"(?<=[A-Za-z0-9_)\]])[ \t]*\uff1a[ \t]*(?=[\x21-\x7e])")
 """The same full-width colon between two English words (`CUDA error：out of memory`); after Chinese it stays."""
-_LOWER_TYPE = re.compile(r"^(?P<lead>[ \t>*-]*)(?P<type>[a-z]{2,40}(?:error|exception)):(?=[ \t])")
+_LOWER_TYPE = re.compile(r"^(?P<lead>[ \t>*`-]*)(?P<type>[a-z]{2,40}(?:error|exception)):(?=[ \t])")
 """`valueerror: bfloat16 is only supported …`: a paste lowercased whole, by an editor or a forum."""
 _LOWER_FRAME = re.compile(r'^(?P<lead>[ \t]*(?:\[rank\d{1,5}\]: ?)?[ \t]*)file "', re.M)
 """A traceback's frames in a paste lowercased whole (`  file "/app/train.py", line 12, in <module>`)."""
