@@ -2015,6 +2015,8 @@ def test_an_exception_retyped_in_a_post_reads_as_python_prints_it() -> None:
     assert (lowered.exception, lowered.lines) == ("RuntimeError", (TB_LINES[-1].lower().replace("runtimeerror", "RuntimeError"),))
     quoted = sig("the script tries to use 8 workers and I'm getting:\n`runtimeerror: cuda error: invalid device ordinal`")
     assert quoted.exception == "RuntimeError"  # in Markdown backticks too
+    dotted = sig("torch.cuda.outofmemoryerror: cuda out of memory. tried to allocate 20.00 mib")
+    assert dotted.exception == "torch.cuda.OutOfMemoryError"  # a module path is lowercase as Python prints it
 
 
 def test_an_exception_written_as_its_repr_in_a_sentence_is_the_error() -> None:

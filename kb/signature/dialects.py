@@ -160,17 +160,22 @@ _LOOSE_COLON = re.compile(r"(?<=\w)(?P<end>Error|Exception|Warning)(?:[ \t]+:(?=
 full-width colon): how people retype an error in a post."""
 _WIDE_COLON = re.compile(r"(?<=[A-Za-z0-9_)\]])[ \t]*\uff1a[ \t]*(?=[\x21-\x7e])")
 """The same full-width colon between two English words (`CUDA error：out of memory`); after Chinese it stays."""
-_LOWER_TYPE = re.compile(r"^(?P<lead>[ \t>*`-]*)(?P<type>[a-z]{2,40}(?:error|exception)):(?=[ \t])")
-"""`valueerror: bfloat16 is only supported …`: a paste lowercased whole, by an editor or a forum."""
+_LOWER_TYPE = re.compile(
+    r"^(?P<lead>[ \t>*`-]*)(?P<module>(?:[a-z_][a-z0-9_]{0,40}\.){0,6})(?P<type>[a-z]{2,40}(?:error|exception)):(?=[ \t])")
+"""`valueerror: bfloat16 is only supported …`, `torch.cuda.outofmemoryerror: cuda out of memory`: a paste lowercased
+whole, by an editor or a forum. A module path is lowercase as Python prints it; only the class needs its case back."""
 _LOWER_FRAME = re.compile(r'^(?P<lead>[ \t]*(?:\[rank\d{1,5}\]: ?)?[ \t]*)file "', re.M)
 """A traceback's frames in a paste lowercased whole (`  file "/app/train.py", line 12, in <module>`)."""
 _KNOWN_TYPES = {n.lower(): n for n in (
     *(n for n, v in vars(builtins).items()
       if isinstance(v, type) and issubclass(v, BaseException) and n.endswith(("Error", "Exception"))),
-    "OutOfMemoryError", "DistBackendError", "DistNetworkError", "ChildFailedError", "HFValidationError",
+    "OutOfMemoryError", "DistBackendError", "DistNetworkError", "DistStoreError", "ChildFailedError",
+    "RendezvousConnectionError", "CalledProcessError", "HFValidationError", "GatedRepoError", "HTTPError",
+    "SafetensorError", "DatasetGenerationError", "AsyncEngineDeadError", "EngineDeadError", "ZeRORuntimeException",
 )}
-"""Lowercased exception names that can be given back their case: Python's own and a few that torch and
-the hub raise. An unknown lowercase word stays as it is: better no exception than a made-up one."""
+"""Lowercased exception names that can be given back their case: Python's own and those the corpus's libraries
+raise (torch, the hub, DeepSpeed, vLLM, safetensors, datasets). An unknown lowercase word stays as it is: better
+no exception than a made-up one."""
 _CALL_FORM = re.compile(
     rf"(?<![\w.])(?<!raise )(?P<type>{_TYPE})\((?:[rRfFbBuU]{{0,2}}(?P<q>['\"])(?P<quoted>[A-Za-z][^()\n]{{0,400}}?)(?P=q)"
     r"|(?P<bare>[A-Za-z][^()\n'\"]{0,400}?[^()\n\\'\"]))\)")
@@ -211,7 +216,7 @@ def typed(text: str) -> str:
 
 def _restore_case(m: re.Match[str]) -> str:
     known = _KNOWN_TYPES.get(m.group("type"))
-    return m.group(0) if known is None else f"{m.group('lead')}{known}:"
+    return m.group(0) if known is None else f"{m.group('lead')}{m.group('module')}{known}:"
 
 
 def call_form(line: str) -> tuple[int, int, str, str] | None:
