@@ -171,15 +171,17 @@ def _is_boilerplate(body: str) -> bool:
     return False
 
 
-_ENV_FIELD = re.compile(r"[-*] `?(?![\w ]*(?:error|fail|exception|fatal))[A-Za-z][\w .()?/`-]{0,60}:[ \t]*not found$"
-                        r"|not found$", re.I)
+_ENV_KEY = r"`?(?![\w ]*(?:error|fail|exception|fatal))[A-Za-z][\w .()?/`-]{0,60}:"
+"""The key of an environment report's field (`Accelerate config:`, `Tensorflow version (GPU?):`), never one
+that names an error (`Error: not found` is one)."""
+_ENV_FIELD = re.compile(rf"[-*] {_ENV_KEY}[ \t]*not found$|not found$", re.I)
 """A field of an environment report with nothing to report: `- Accelerate config:    not found`, as
 `transformers env` prints it for the issue template's System Info, or the value alone on its own line."""
 
 
 _ABSENT_FIELD = re.compile(
-    r"^[ \t]*(?:[-*] )?`?(?![\w ]*(?:error|fail|exception|fatal))[A-Za-z][\w .()?/`-]{0,60}:"
-    r"[ \t]*(?:not installed(?: \(NA\))?|not found|Could not collect|N/?A)[ \t]*$\n?", re.I | re.M)
+    rf"^[ \t]*(?:[-*] )?{_ENV_KEY}[ \t]*(?:not installed(?: \(NA\))?|not found|Could not collect|N/?A)[ \t]*$\n?",
+    re.I | re.M)
 
 
 def without_absent_fields(text: str) -> str:

@@ -47,21 +47,21 @@ def pythonize(text: str) -> str:
 
 
 def lines_with(text: str, needle: str):
-    """(start, end) of each line of `text` that holds `needle`, found with `str.find`: a line regex is then tried
-    on those few lines, not at every position of a 64 KB paste."""
+    """(start, needle's place, end) of each line of `text` that holds `needle`, found with `str.find`: a line regex
+    is then tried on those few lines, not at every position of a 64 KB paste."""
     i = text.find(needle)
     while i >= 0:
         start = text.rfind("\n", 0, i) + 1
         end = text.find("\n", i)
         end = len(text) if end < 0 else end
-        yield start, end
+        yield start, i, end
         i = text.find(needle, end)
 
 
 def _ipython_header(text: str) -> bool:
     """Whether a line is IPython's header (`CastError          Traceback (most recent call last)`): only the
     lines with a header are read, a regex over a whole 64 KB log costs half a millisecond."""
-    return any(_IPY_HEADER.match(text, start, end) for start, end in lines_with(text, _TB))
+    return any(_IPY_HEADER.match(text, start, end) for start, _, end in lines_with(text, _TB))
 
 
 def _from_ipython(text: str) -> str:

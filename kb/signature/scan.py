@@ -159,8 +159,8 @@ def _unglue_all(text: str) -> str:
     the regex alone, tried at every line of a 64 KB log, cost 3 ms."""
     out: list[str] = []
     last = 0
-    for start, end in lines_with(text, _TB):
-        if text[start:text.find(_TB, start)].strip():
+    for start, at, end in lines_with(text, _TB):
+        if text[start:at].strip():
             out.append(text[last:start])
             out.append(_GLUED_TB.sub(_unglue, text[start:end], count=1))
             last = end
