@@ -2080,6 +2080,26 @@ def test_a_kubectl_log_with_pod_prefixes_is_read_per_pod() -> None:
     assert s.lines[0] == TB_LINES[-1]
 
 
+def test_mpirun_tagged_output_is_read_per_rank() -> None:
+    """`mpirun --tag-output` (Horovod, DeepSpeed's MPI launcher) puts `[job,rank]<stderr>:` before every line."""
+    s = sig("\n".join(f"[1,{rank}]<stderr>:{line}" for line in TB_LINES for rank in (0, 1)))  # interleaved
+    assert (s.exception, s.lines) == ("RuntimeError", (TB_LINES[-1],))
+
+
+def test_a_container_runtime_log_file_reads_as_its_messages() -> None:
+    """/var/log/containers/*.log, as Loki or Fluentd ship it: stamp, stream, full/partial flag, then the line."""
+    s = sig("\n".join(f"2026-11-27T05:00:0{i}.123456789Z stderr F {line}" for i, line in enumerate(TB_LINES)))
+    assert (s.exception, s.lines) == ("RuntimeError", (TB_LINES[-1],))
+    assert "stderr" not in s.text()
+
+
+def test_a_slash_dated_stamp_and_a_bare_level_are_prefixes() -> None:
+    """Go's log package and `%(asctime)s %(levelname)-8s` formats: `2026/11/27 05:00:01 ERROR   …` on every line."""
+    s = sig("\n".join(f"2026/11/27 05:00:0{i} ERROR    {line}" for i, line in enumerate(TB_LINES)))
+    assert (s.exception, s.lines) == ("RuntimeError", (TB_LINES[-1],))
+    assert s.components == sig("\n".join(TB_LINES)).components
+
+
 def test_a_structured_log_reads_as_its_messages() -> None:
     """One JSON record per line, as structured loggers write: the messages are the paste, not the keys."""
     records = [{"ts": "2026-11-27T05:00:00Z", "level": "INFO", "msg": "Loading checkpoint shards from /models"},

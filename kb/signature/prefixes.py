@@ -12,6 +12,8 @@ _LVL = r"DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL"
 # Each log-prefix shape as one named branch; groups "<name>_l" = level, "_f" = file, "_g" = logger.
 _PFX_BRANCHES: dict[str, str] = {
     "rank": r"\[(?:rank|default)(?P<rank_n>\d{1,5})\]: ?",
+    # Open MPI's `mpirun --tag-output` (Horovod, DeepSpeed's MPI launcher): `[1,3]<stderr>:`, job and rank
+    "mpi": r"\[\d{1,5},(?P<mpi_n>\d{1,6})\]<std(?:out|err)>: ?",
     # `kubectl logs --prefix`: `[pod/train-0/trainer] `, one stream per pod and container
     "pod": r"\[pod/(?P<pod_n>[\w.-]{1,253}/[\w.-]{1,63})\] ",
     "pid": r"\((?:[A-Za-z_][\w.]{0,60} )?(?:[a-z_]{1,20}=\w{1,20} ){0,3}pid=(?P<pid_n>\d{1,9})(?:, ip=[^)\s]{0,64})?\) ?",
@@ -26,10 +28,15 @@ _PFX_BRANCHES: dict[str, str] = {
     "uvi": r"(?P<uvi_l>" + _LVL + r"):  +",
     "tsb": r"\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[,.]\d+)?\] ?(?:(?P<tsb_g>[A-Za-z_][\w.]{0,200}): (?=\[))?",
     # one space after the stamp, not a frame's indentation (`2024-05-01T10:00:01Z   File "…"`)
-    "ts": r"(?:\d{4}-\d{2}-\d{2}[ T_]|\d{2}/\d{2}/\d{4} )\d{2}:\d{2}:\d{2}(?:[,.]\d+)?(?:Z|[+-]\d{2}:?\d{2})?(?: *[-|:] *| ?)",
+    "ts": r"(?:\d{4}(?:-\d{2}-\d{2}|/\d{2}/\d{2})[ T_]|\d{2}/\d{2}/\d{4} )\d{2}:\d{2}:\d{2}(?:[,.]\d+)?(?:Z|[+-]\d{2}:?\d{2})?(?: *[-|:] *| ?)",
+    # a container runtime's own log file (/var/log/containers/*.log, what Loki and Fluentd ship) after its stamp
+    "cri": r"std(?:out|err) [FP] ",
     "nccl": r"[\w.-]{1,100}:\d+:\d+ \[\d+\] (?:[\w./-]{1,200}:\d+ )?(?=NCCL )",
     "lvl": r"(?P<lvl_l>" + _LVL + r") *[-|:] +",
     "lvlb": r"\[(?P<lvlb_l>" + _LVL + r")\] *",
+    # a bare level after a stamp (`2024/05/01 12:00:00 ERROR  …`, Go's log and `%(levelname)-8s`): one blank
+    # goes with it; the rest may be a frame's indentation
+    "lvlsp": r"(?P<lvlsp_l>" + _LVL + r") (?=.)",
     "logger": r"(?P<logger_g>[A-Za-z_][\w.]{0,200}(?::[\w<>]{1,100}:\d+)?) +- +",
     "pdsh": r"(?P<pdsh_h>[A-Za-z][A-Za-z0-9]{0,30}(?:-[A-Za-z0-9]{1,30}){0,6}-?\d{1,6}|\d{1,3}(?:\.\d{1,3}){3}): (?=.)",
     "srun": r"(?P<srun_n>\d{1,4}): (?=.)",
@@ -64,14 +71,14 @@ def _by_char(bracket: list[str], letter: list[str], digit: list[str], extra: dic
     return table
 
 
-_BRACKETS = ["rank", "pod", "glogb", "hfb", "dslvl", "tsb", "tag"]
+_BRACKETS = ["rank", "mpi", "pod", "glogb", "hfb", "dslvl", "tsb", "tag"]
 _PFX_FIRST = _by_char(_BRACKETS, ["syslog", "glog", "vllm", "pylog", "uvi", "pdsh", "compose"], ["ts", "pdsh", "srun"],
                       {"(": ["pid"], ">": ["quote"]})
 _PFX_NEXT = _by_char(_BRACKETS, ["glog", "vllm", "pylog", "uvi", "compose"], ["ts"], {"(": ["pid"]})
-_PFX_CTX = _by_char(_BRACKETS + ["lvlb"], ["lvl", "compose"], [], {})
-_PFX_CTX_LOGGER = _by_char(_BRACKETS + ["lvlb"], ["lvl", "logger", "compose"], [], {})
+_PFX_CTX = _by_char(_BRACKETS + ["lvlb"], ["cri", "lvl", "lvlsp", "compose"], [], {})
+_PFX_CTX_LOGGER = _by_char(_BRACKETS + ["lvlb"], ["cri", "lvl", "lvlsp", "logger", "compose"], [], {})
 _PFX_NCCL = _pfx_regex(["nccl"])
-_CTX_SET = frozenset({"syslog", "ts", "tsb", "lvl", "lvlb", "logger", "glogb", "glog", "vllm", "hfb", "dslvl", "pylog",
+_CTX_SET = frozenset({"syslog", "ts", "tsb", "lvl", "lvlb", "lvlsp", "logger", "glogb", "glog", "vllm", "hfb", "dslvl", "pylog",
                       "uvi"})
 _PFX_META = {
     n: (n + "_l" if f"?P<{n}_l>" in p else None, tuple(n + s for s in ("_f", "_g") if f"?P<{n}{s}>" in p))
@@ -115,6 +122,8 @@ def _strip_prefixes(line: str) -> tuple[str, str | None, str | None, str]:
         g = m.lastgroup
         if g == "rank":
             key += "r" + m.group("rank_n")
+        elif g == "mpi":
+            key += "r" + m.group("mpi_n")
         elif g == "pid":
             key += "p" + m.group("pid_n")
         elif g == "pdsh":
@@ -123,7 +132,7 @@ def _strip_prefixes(line: str) -> tuple[str, str | None, str | None, str]:
             key += "h" + m.group("pod_n")  # like a pdsh host: lines of one stream, not told apart cheaply
         elif g == "srun":
             key += "s" + m.group("srun_n")
-        elif g != "quote" and g != "nccl":
+        elif g not in ("quote", "nccl", "cri"):
             lvg, compgs = _PFX_META[g]  # type: ignore[index]
             if lvg:
                 lv = m.group(lvg)
