@@ -37,7 +37,7 @@ from .text import HAN_CHAR, clean, detect_lang
 from .results import Result, SearchResponse, snippet
 from .tokenize import Tokenizer
 from .trust import (
-    AGREEING_SIGNALS, RARE_WORDS, home_platform, is_prose, lead, mentions, platforms, short_exception, subject,
+    AGREEING_SIGNALS, RARE_WORDS, is_prose, lead, mentions, platform_clash, short_exception, subject,
 )
 from .vectors import LocalBackend
 from .verdict import QUOTED_LINE, ConfidenceModel, Context, Evidence, decide
@@ -158,6 +158,7 @@ class Searcher:
         self._global_of = global_of
         self._tokens_cache: dict[int, frozenset[str]] = {}
         self._title_tokens: dict[int, frozenset[str]] = {}
+        self._own_tokens: dict[int, frozenset[str]] = {}
         self._idf_cache: dict[str, float] = {}
         self._line_mass_cache: dict[int, tuple[float, ...]] = {}
 
@@ -425,7 +426,6 @@ class Searcher:
             exc_match = 0.5
         else:  # another exception; neutral when one of the paste's error lines matched the article's
             exc_match = -1.0 if f["template"] < 0.5 else 0.0
-        q_platforms = platforms(c.q_tokens)
         q_subject = next(filter(None, map(subject, c.sig.lines)), None)
         a_subject = self._article_subject(ai, line)
         return Evidence(
@@ -438,7 +438,7 @@ class Searcher:
             # watchdog line an article quotes, ending in a `DistBackendError` it never names, is covered.
             exc_unknown=1.0 if q_exc and q_exc.lower() not in self.df and f["template"] < 0.5 else 0.0,
             rare_share=sum(t in have for t in c.rare) / len(c.rare) if c.rare else 0.0,
-            platform_conflict=1.0 if q_platforms - platforms(have) else 0.0,
+            platform_conflict=1.0 if platform_clash(c.q_tokens, have, self._own_words(ai)) else 0.0,
             facts=f["facts"],
             subject_conflict=1.0 if q_subject and a_subject and q_subject != a_subject and not mentions(have, q_subject) else 0.0,
             template_words=min(len(a.template_words[line]), 12) / 12 * strength if line >= 0 else 0.0,
@@ -490,6 +490,13 @@ class Searcher:
             title = self._title_tokens[ai] = frozenset(self.tokenizer(self.articles[ai].title))
         return title
 
+    def _own_words(self, ai: int) -> frozenset[str]:
+        """The words of the article's title and tags: what it is about, not what it mentions in passing."""
+        own = self._own_tokens.get(ai)
+        if own is None:
+            own = self._own_tokens[ai] = self._title_words(ai) | frozenset(self.tokenizer(" ".join(self.articles[ai].tags)))
+        return own
+
     def _title_missing(self, ai: int, query_tokens: frozenset[str], paste: str = "") -> tuple[str, ...]:
         """The title's rarest words that the query lacks: what the closest article is about and the paste is not.
         Whole words only: not the pieces the tokenizer also keeps (`addr` of `master_addr`, `布式` of `分布式`);
@@ -522,12 +529,12 @@ class Searcher:
         have = self._article_tokens(ai)
         strength, line = c.templates.get(ai, (0.0, -1))
         exception = short_exception(c.sig.exception)
-        q_platforms = platforms(c.q_tokens)
+        clash = platform_clash(c.q_tokens, have, self._own_words(ai))
         return Context(
             exception=exception,
             exception_known=exception is None or exception.lower() in self.df,
-            query_platforms=tuple(sorted(q_platforms)),
-            article_platforms=tuple(sorted(platforms(have))) or (home_platform(q_platforms),),
+            query_platforms=clash[0] if clash else (),
+            article_platforms=clash[1] if clash else (),
             article_exceptions=tuple(sorted(a.exceptions)),
             matched_error=matched,
             condition=self._condition_text(ai),

@@ -40,6 +40,27 @@ def platforms(tokens) -> frozenset[str]:
     return frozenset(_PLATFORM_OF[t] for t in tokens if t in _PLATFORM_OF)
 
 
+NVIDIA = frozenset({"cuda", "nvidia"})
+"""Words that put a paste on NVIDIA's hardware (a ROCm paste says `hip` or `rocm` beside `torch.cuda`)."""
+
+
+def platform_clash(query_tokens, article_tokens, article_own_tokens) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """(the paste's platforms, the article's) when they are not the same hardware or framework, else None.
+
+    Either the paste names a platform the article never does (a TPU out-of-memory error and a CUDA article), or
+    the article is about another accelerator (its title or tags, `article_own_tokens`, name MPS or ROCm) and the
+    paste names CUDA or a third accelerator but not the article's: `CUDA error: invalid device function` is not
+    answered by the article on ROCm's `HIP error: invalid device function`."""
+    q = platforms(query_tokens)
+    named = platforms(article_tokens)
+    if q - named:
+        return tuple(sorted(q)), tuple(sorted(named)) or (home_platform(q),)
+    own = platforms(article_own_tokens) & ACCELERATORS
+    if own and not q & own and (q & ACCELERATORS or not NVIDIA.isdisjoint(query_tokens)):
+        return tuple(sorted(q)) or ("cuda",), tuple(sorted(own))
+    return None
+
+
 AGREEING_SIGNALS = ("lexical", "expansion", "bridge", "dense", "template", "calls")
 RARE_WORDS = 8
 """How many of the query's rarest words `rare_share` looks at."""

@@ -44,14 +44,33 @@ def test_an_error_type_no_article_mentions_gets_none_and_says_so(bundled):
 
 
 def test_an_error_on_another_platform_is_not_answered_with_the_cuda_article(bundled):
-    resp = bundled.search("RuntimeError: MPS backend out of memory (MPS allocated: 17.63 GB, other allocations: "
-                          "1.20 GB, max allowed: 18.13 GB). Tried to allocate 256.00 MB on private pool.")
+    resp = bundled.search("torch.OutOfMemoryError: XPU out of memory. Tried to allocate 4.00 GiB. GPU 0 has a total "
+                          "capacity of 15.56 GiB of which 9.20 GiB is free.")
     assert not resp.confident
-    assert "mps" in resp.reason
+    assert "xpu" in resp.reason
+    # Apple's MPS has an article of its own: the paste goes to it, not to a CUDA out-of-memory article
+    mps = bundled.search("RuntimeError: MPS backend out of memory (MPS allocated: 17.63 GB, other allocations: "
+                         "1.20 GB, max allowed: 18.13 GB). Tried to allocate 256.00 MB on private pool.")
+    assert mps.results[0].article_id == "mps-backend-out-of-memory-watermark"
     # another framework is set against PyTorch, not against CUDA
     tf = bundled.search("tensorflow keras model.fit CUDA out of memory when allocating tensor on GPU:0")
     assert not tf.confident
     assert tf.reason == "the paste is about `tensorflow`; the closest article is about `pytorch`", tf.reason
+
+
+def test_an_article_about_another_accelerator_does_not_answer_a_cuda_paste(bundled):
+    """ROCm's `HIP error: invalid device function` has an article; the same words from CUDA are another matter."""
+    hip = bundled.search("RuntimeError: HIP error: invalid device function\nHIP kernel errors might be asynchronously "
+                         "reported at some other API call")
+    assert hip.results[0].article_id == "rocm-hip-invalid-device-function-gfx-arch"
+    assert hip.results[0].evidence.platform_conflict == 0
+    cuda = bundled.search("RuntimeError: CUDA error: invalid device function\nCUDA kernel errors might be "
+                          "asynchronously reported at some other API call")
+    rocm = [r for r in cuda.results if r.article_id == "rocm-hip-invalid-device-function-gfx-arch"]
+    assert rocm and rocm[0].evidence.platform_conflict == 1
+    if cuda.results[0].article_id == rocm[0].article_id:
+        assert not cuda.confident
+        assert cuda.reason == "the paste is about `cuda`; the closest article is about `rocm`", cuda.reason
 
 
 def test_an_environment_report_of_what_is_not_installed_names_no_platform(bundled):
