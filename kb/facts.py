@@ -151,6 +151,35 @@ def _gpu_capability(text: str) -> dict[str, float]:
     return {"compute_capability": found.pop()} if len(found) == 1 else {}
 
 
+# An AMD GPU named by its gfx target or by model: whether PyTorch's ROCm wheels carry kernels for it. The five
+# targets below have been in every release since ROCm 5 (MI100, MI200, MI300, RX 6800-6950, RX 7900); consumer
+# Radeon cards and APUs outside them (RX 5000, RX 6400-6750, 680M/780M, Strix) get `invalid device function`
+# unless told to pass for a sibling. Targets whose inclusion changed between releases (gfx1101, gfx1200, …) give
+# no value.
+_ROCM_IN_WHEELS = frozenset({"gfx908", "gfx90a", "gfx942", "gfx1030", "gfx1100"})
+_ROCM_NOT_IN_WHEELS = frozenset({"gfx803", "gfx902", "gfx90c", "gfx1010", "gfx1011", "gfx1012", "gfx1031", "gfx1032",
+                                 "gfx1033", "gfx1034", "gfx1035", "gfx1036", "gfx1103", "gfx1150", "gfx1151"})
+_GFX = re.compile(r"(?<![\w/])(gfx[0-9]{3,4}[a-f]?)(?![0-9a-z])")
+_AMD_GPU = re.compile(r"(?<![A-Za-z0-9])(?:(MI(?:100|210|250X?|300[AX]?|325X))"
+                      r"|(?:RX|Radeon)[ -]?(?:(6800|6900|6950|7900)|(5[5-7]00|6[4-7][05]0|4[78]0|5[78]0|[678][6-9]0M))"
+                      r")(?![0-9])", re.I)
+
+
+def _rocm_arch(text: str) -> dict[str, float]:
+    """`rocm_gfx_in_wheels`: 1 when the AMD GPU the paste names is one PyTorch's ROCm wheels have kernels for,
+    0 when it is one they lack; no value for a GPU the paste does not name or whose support changed."""
+    if "gfx" in text:
+        for m in _GFX.finditer(text):  # the device's own target comes first; a wheel's list is in file names
+            gfx = m.group(1).lower()
+            if gfx in _ROCM_IN_WHEELS or gfx in _ROCM_NOT_IN_WHEELS:
+                return {"rocm_gfx_in_wheels": float(gfx in _ROCM_IN_WHEELS)}
+            return {}
+    m = _AMD_GPU.search(text)
+    if m:
+        return {"rocm_gfx_in_wheels": 1.0 if m.group(1) or m.group(2) else 0.0}
+    return {}
+
+
 def extract_facts(text: str) -> dict[str, float]:
     """Typed values the paste states, in fixed units (GiB, seconds, compute capability as 8.6)."""
     facts: dict[str, float] = {}
@@ -188,10 +217,12 @@ def extract_facts(text: str) -> dict[str, float]:
     facts.update(_shape_facts(text))
     facts.update(_exit_signal(text))
     facts.update(_devices(text))
+    facts.update(_rocm_arch(text))
     return facts
 
 
-FACT_NAMES = frozenset(_SIZE_FACTS) | frozenset(_NUMBER_FACTS) | frozenset(_SHAPE_FACTS) | {"exit_signal", "others_gib", "devices_all_gpu"}
+FACT_NAMES = frozenset(_SIZE_FACTS) | frozenset(_NUMBER_FACTS) | frozenset(_SHAPE_FACTS) | {
+    "exit_signal", "others_gib", "devices_all_gpu", "rocm_gfx_in_wheels"}
 
 _COMPARE = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
             ast.Eq: operator.eq, ast.NotEq: operator.ne}

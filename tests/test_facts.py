@@ -127,3 +127,20 @@ def test_a_same_device_error_says_whether_both_devices_are_gpus():
     assert extract_facts(newer) == {"devices_all_gpu": 1.0}
     assert extract_facts(newer.replace("cuda:3", "cpu")) == {"devices_all_gpu": 0.0}
     assert check(parse_condition("devices_all_gpu == 1"), extract_facts("Expected all tensors on one device")) == 0
+
+
+def test_an_amd_gpu_says_whether_rocm_wheels_have_kernels_for_it():
+    """`HIP error: invalid device function` is a missing gfx target on an RX 6600 or a 780M, not on an MI250X or an
+    RX 7900 XTX, whose targets every ROCm wheel carries: there the same line has another cause."""
+    cases = {
+        "RuntimeError: HIP error: invalid device function (RX 6600, ROCm 6.1)": 0.0,
+        "rocBLAS error: Cannot read TensileLibrary.dat for GPU arch : gfx1031\n TensileLibrary_lazy_gfx1030.dat": 0.0,
+        "Strix Halo gfx1151, torch nightly rocm7.0": 0.0,
+        "hipErrorNoBinaryForGpu: Unable to find code object for all current devices! on MI250X": 1.0,
+        "RuntimeError: HIP error: invalid device function\nROCm 6.1, RX 7900 XTX": 1.0,
+    }
+    condition = parse_condition("rocm_gfx_in_wheels == 0")
+    for paste, value in cases.items():
+        assert extract_facts(paste) == {"rocm_gfx_in_wheels": value}, paste
+        assert check(condition, extract_facts(paste)) == (1 if value == 0 else -1), paste
+    assert "rocm_gfx_in_wheels" not in extract_facts("RX 7800 XT, ROCm 6.2")  # its support changed: no say
