@@ -2100,6 +2100,20 @@ def test_a_slash_dated_stamp_and_a_bare_level_are_prefixes() -> None:
     assert s.components == sig("\n".join(TB_LINES)).components
 
 
+def test_windows_powershells_wrapper_of_the_first_stderr_line_is_taken_off() -> None:
+    """Windows PowerShell (ISE, or `2>&1`) prints a program's first stderr line behind `python : ` and follows it
+    with where the command ran and an ErrorRecord: the traceback under it is still a traceback."""
+    paste = ("python : Traceback (most recent call last):\nAt line:1 char:1\n+ python train.py\n+ ~~~~~~~~~~~~~~~\n"
+             "    + CategoryInfo          : NotSpecified: (Traceback (most recent call last)::String) [], RemoteException\n"
+             "    + FullyQualifiedErrorId : NativeCommandError\n \n"
+             '  File "C:\\Users\\me\\proj\\train.py", line 12, in <module>\n    import deepspeed\n'
+             '  File "C:\\Users\\me\\envs\\llm\\lib\\site-packages\\deepspeed\\module_inject\\replace_module.py", line 17, '
+             "in <module>\n    from torch._six import inf\nModuleNotFoundError: No module named 'torch._six'")
+    s = sig(paste)
+    assert s.lines == ("ModuleNotFoundError: No module named 'torch._six'",)
+    assert s.components[0].startswith("deepspeed.module_inject")
+
+
 def test_a_structured_log_reads_as_its_messages() -> None:
     """One JSON record per line, as structured loggers write: the messages are the paste, not the keys."""
     records = [{"ts": "2026-11-27T05:00:00Z", "level": "INFO", "msg": "Loading checkpoint shards from /models"},

@@ -37,8 +37,21 @@ _RICH_GUIDES = re.compile(r"^(?:[│|][ \t]*)+")
 _MAX_LINES = 4000
 
 
+_PS_NATIVE = re.compile(
+    r"^(?P<lead>[ \t]*)[\w.\\:/-]{1,200} : (?P<first>[^\n]*)\n"  # `python : Traceback (most recent call last):`
+    r"At [^\n]{0,1000}char:\d{1,9}[ \t]*\n"  # `At line:1 char:1`, `At C:\run.ps1:3 char:1`
+    r"(?:\+[^\n]*\n){1,6}"  # the command and its `~~~~` underline
+    r"(?:[ \t]+\+ [^\n]*\n){1,4}"  # `    + CategoryInfo …`, `    + FullyQualifiedErrorId : NativeCommandError`
+    r"(?:[ \t]*\n)?", re.M)
+"""Windows PowerShell's wrapper around the first line a program wrote to stderr (ISE, or `2>&1`): the line behind
+`python : `, then where the command was and an ErrorRecord. What follows is the program's own output."""
+
+
 def pythonize(text: str) -> str:
-    """The paste with each IPython or rich traceback in Python's format (anything else unchanged)."""
+    """The paste with each IPython or rich traceback in Python's format, and PowerShell's wrapper of a program's
+    first error line taken off (anything else unchanged)."""
+    if "NativeCommandError" in text:
+        text = _PS_NATIVE.sub(r"\g<lead>\g<first>\n", text)
     if _TB in text and _ipython_header(text):
         return _from_ipython(text)
     if "❱" in text or "╭─" in text:
