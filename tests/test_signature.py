@@ -2114,6 +2114,25 @@ def test_windows_powershells_wrapper_of_the_first_stderr_line_is_taken_off() -> 
     assert s.components[0].startswith("deepspeed.module_inject")
 
 
+def test_an_exception_groups_sub_exception_is_the_error() -> None:
+    """Python 3.11's exception groups (anyio and starlette under an ASGI server) draw the real error behind `|`
+    guides under the group's own `ExceptionGroup: unhandled errors in a TaskGroup`."""
+    paste = ("ERROR:    Exception in ASGI application\n"
+             "  + Exception Group Traceback (most recent call last):\n"
+             '  |   File "/usr/lib/python3.11/site-packages/anyio/_backends/_asyncio.py", line 680, in __aexit__\n'
+             "  |     raise BaseExceptionGroup(\n"
+             "  | ExceptionGroup: unhandled errors in a TaskGroup (1 sub-exception)\n"
+             "  +-+---------------- 1 ----------------\n"
+             "    | Traceback (most recent call last):\n"
+             '    |   File "/usr/lib/python3.11/site-packages/torch/cuda/__init__.py", line 293, in _lazy_init\n'
+             "    |     torch._C._cuda_init()\n"
+             "    | RuntimeError: CUDA error: device-side assert triggered\n"
+             "    +------------------------------------")
+    s = sig(paste)
+    assert (s.exception, s.lines[0]) == ("RuntimeError", "RuntimeError: CUDA error: device-side assert triggered")
+    assert "torch.cuda" in s.components
+
+
 def test_a_structured_log_reads_as_its_messages() -> None:
     """One JSON record per line, as structured loggers write: the messages are the paste, not the keys."""
     records = [{"ts": "2026-11-27T05:00:00Z", "level": "INFO", "msg": "Loading checkpoint shards from /models"},

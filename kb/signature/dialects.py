@@ -47,11 +47,33 @@ _PS_NATIVE = re.compile(
 `python : `, then where the command was and an ErrorRecord. What follows is the program's own output."""
 
 
+_EG_HEADER = "Exception Group Traceback (most recent call last)"
+_EG_SEPARATOR = re.compile(r"[ \t]*\+-[-+]*(?: (?:\d{1,6}|\.\.\.) -+)?[ \t]*$")
+_EG_GUIDE = re.compile(r"[ \t]*(?:\+ (?=Exception Group Traceback)|\|(?: |$))")
+
+
+def _from_exception_group(text: str) -> str:
+    """Python 3.11's exception groups (anyio, starlette, asyncio.TaskGroup: an ASGI server's errors) draw each
+    sub-exception's traceback behind `|` guides, between `+-+---- 1 ----` separators; without them each is a plain
+    traceback, the group's own first and its sub-exceptions after it, so the last one read is the real error."""
+    out = []
+    for line in text.split("\n"):
+        if _EG_SEPARATOR.match(line):
+            continue
+        m = _EG_GUIDE.match(line)
+        if m:
+            line = line[m.end():]
+        out.append(_TB + ":" if line.strip().startswith(_EG_HEADER) else line)
+    return "\n".join(out)
+
+
 def pythonize(text: str) -> str:
-    """The paste with each IPython or rich traceback in Python's format, and PowerShell's wrapper of a program's
-    first error line taken off (anything else unchanged)."""
+    """The paste with each IPython or rich traceback, and each exception group, in Python's format, and
+    PowerShell's wrapper of a program's first error line taken off (anything else unchanged)."""
     if "NativeCommandError" in text:
         text = _PS_NATIVE.sub(r"\g<lead>\g<first>\n", text)
+    if _EG_HEADER in text:
+        text = _from_exception_group(text)
     if _TB in text and _ipython_header(text):
         return _from_ipython(text)
     if "❱" in text or "╭─" in text:
