@@ -2133,6 +2133,25 @@ def test_an_exception_groups_sub_exception_is_the_error() -> None:
     assert "torch.cuda" in s.components
 
 
+def test_a_failed_pytest_test_reads_as_a_traceback() -> None:
+    """CI logs report a failure the pytest way: `path.py:456: in func` frames, the error behind `E   `, and summary
+    bars (`=== 1 failed, 3 passed in 12.31s ===`) that are no error line."""
+    paste = ("=================================== FAILURES ===================================\n"
+             "_____________________________ test_train_one_step ______________________________\n\n"
+             "    def test_train_one_step():\n>       out = model(x.cuda())\n\ntests/test_train.py:14: \n"
+             "_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _\n"
+             "/opt/conda/lib/python3.10/site-packages/torch/nn/modules/conv.py:456: in _conv_forward\n"
+             "    return F.conv2d(input, weight, bias, self.stride,\n"
+             "E   RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED\n\n"
+             "/opt/conda/lib/python3.10/site-packages/torch/nn/modules/conv.py:456: RuntimeError\n"
+             "=========================== short test summary info ============================\n"
+             "FAILED tests/test_train.py::test_train_one_step - RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED\n"
+             "========================= 1 failed, 3 passed in 12.31s =========================")
+    s = sig(paste)
+    assert s.lines == ("RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED",)
+    assert s.components == ("torch.nn.modules",)
+
+
 def test_a_structured_log_reads_as_its_messages() -> None:
     """One JSON record per line, as structured loggers write: the messages are the paste, not the keys."""
     records = [{"ts": "2026-11-27T05:00:00Z", "level": "INFO", "msg": "Loading checkpoint shards from /models"},

@@ -67,13 +67,35 @@ def _from_exception_group(text: str) -> str:
     return "\n".join(out)
 
 
+_PYTEST_MARKS = ("short test summary info", "= FAILURES =", "= ERRORS =")
+_PYTEST_FRAME = re.compile(r"^(?P<path>[^\s:][^\n:]{0,1000}?\.py):(?P<line>\d{1,9}): in (?P<func>[\w<>.]{1,200})[ \t]*$", re.M)
+_PYTEST_NOISE = re.compile(
+    r"^(?:=+ [^\n]* =+|_+ [^\n]* _+|(?:_ ){5,}_?|[^\s:][^\n:]{0,1000}?\.py:\d{1,9}: ?(?:[\w.]{1,200})?)[ \t]*$", re.M)
+_PYTEST_E = re.compile(r"^E {1,7}(?=\S)", re.M)
+
+
+def _from_pytest(text: str) -> str:
+    """A failed test as pytest reports it: frames as `path.py:456: in func`, the error behind `E   `, the test's
+    name and the run's summary between rules of `=` and `_`. Rewritten as Python prints a traceback, its frames
+    name their packages and the summary bars are no error lines."""
+    text = _PYTEST_E.sub("", _PYTEST_NOISE.sub("", text))
+    first = _PYTEST_FRAME.search(text)
+    if first is None:
+        return text
+    body = _PYTEST_FRAME.sub(lambda m: f'  File "{m["path"]}", line {m["line"]}, in {m["func"]}', text[first.start():])
+    return text[:first.start()] + _TB + ":\n" + body
+
+
 def pythonize(text: str) -> str:
-    """The paste with each IPython or rich traceback, and each exception group, in Python's format, and
-    PowerShell's wrapper of a program's first error line taken off (anything else unchanged)."""
+    """The paste with each IPython or rich traceback, each exception group and each failed pytest test in
+    Python's format, and PowerShell's wrapper of a program's first error line taken off (anything else
+    unchanged)."""
     if "NativeCommandError" in text:
         text = _PS_NATIVE.sub(r"\g<lead>\g<first>\n", text)
     if _EG_HEADER in text:
         text = _from_exception_group(text)
+    if any(mark in text for mark in _PYTEST_MARKS):
+        text = _from_pytest(text)
     if _TB in text and _ipython_header(text):
         return _from_ipython(text)
     if "❱" in text or "╭─" in text:
