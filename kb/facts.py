@@ -168,12 +168,11 @@ _AMD_GPU = re.compile(r"(?<![A-Za-z0-9])(?:(MI(?:100|210|250X?|300[AX]?|325X))"
 def _rocm_arch(text: str) -> dict[str, float]:
     """`rocm_gfx_in_wheels`: 1 when the AMD GPU the paste names is one PyTorch's ROCm wheels have kernels for,
     0 when it is one they lack; no value for a GPU the paste does not name or whose support changed."""
-    if "gfx" in text:
-        for m in _GFX.finditer(text):  # the device's own target comes first; a wheel's list is in file names
-            gfx = m.group(1).lower()
-            if gfx in _ROCM_IN_WHEELS or gfx in _ROCM_NOT_IN_WHEELS:
-                return {"rocm_gfx_in_wheels": float(gfx in _ROCM_IN_WHEELS)}
-            return {}
+    m = _GFX.search(text) if "gfx" in text else None  # the device's own target first; a wheel's list is in file names
+    if m:
+        gfx = m.group(1).lower()
+        known = gfx in _ROCM_IN_WHEELS or gfx in _ROCM_NOT_IN_WHEELS
+        return {"rocm_gfx_in_wheels": float(gfx in _ROCM_IN_WHEELS)} if known else {}
     m = _AMD_GPU.search(text)
     if m:
         return {"rocm_gfx_in_wheels": 1.0 if m.group(1) or m.group(2) else 0.0}

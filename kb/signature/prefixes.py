@@ -120,10 +120,8 @@ def _strip_prefixes(line: str) -> tuple[str, str | None, str | None, str]:
         if m is None or m.end() == pos:
             break
         g = m.lastgroup
-        if g == "rank":
-            key += "r" + m.group("rank_n")
-        elif g == "mpi":
-            key += "r" + m.group("mpi_n")
+        if g == "rank" or g == "mpi":  # `[rank3]:` and Open MPI's `[1,3]<stderr>:` name the same stream
+            key += "r" + m.group(g + "_n")
         elif g == "pid":
             key += "p" + m.group("pid_n")
         elif g == "pdsh":
