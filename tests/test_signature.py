@@ -2100,6 +2100,24 @@ def test_a_slash_dated_stamp_and_a_bare_level_are_prefixes() -> None:
     assert s.components == sig("\n".join(TB_LINES)).components
 
 
+def test_a_message_continued_on_lines_that_carry_the_level_stays_one_message() -> None:
+    """When every line of a log carries its level (Go's log, glog's `E1127 …]`), the lines that continue an
+    exception's message carry it too: they are not new records, so the exception stays first and whole."""
+    tb = ['Traceback (most recent call last):', '  File "/workspace/train.py", line 88, in <module>',
+          '    dist.all_reduce(t)',
+          'torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, '
+          'unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.19.3',
+          'ncclUnhandledCudaError: Call to CUDA function failed.', 'Last error:', "Cuda failure 'out of memory'"]
+    bare = sig("\n".join(tb))
+    for prefix in ("2026/11/27 05:00:01 ERROR ", "E1127 05:00:01.123456  4242 train.cc:88] "):
+        s = sig("\n".join(prefix + line for line in tb))
+        assert (s.exception, s.lines) == (bare.exception, bare.lines) == ("torch.distributed.DistBackendError", s.lines)
+        assert s.lines[-1] == "Last error: Cuda failure 'out of memory'"
+    # A level on the next line that the traceback's header did not carry still starts a new record.
+    s = sig("\n".join(tb[:4] + ["2026/11/27 05:00:02 ERROR Job 7 failed, retrying"]))
+    assert s.lines[0] == tb[3]
+
+
 def test_windows_powershells_wrapper_of_the_first_stderr_line_is_taken_off() -> None:
     """Windows PowerShell (ISE, or `2>&1`) prints a program's first stderr line behind `python : ` and follows it
     with where the command ran and an ErrorRecord: the traceback under it is still a traceback."""

@@ -47,7 +47,7 @@ class _Exc:
 
 class _Stream:
     __slots__ = ("in_tb", "after_frame", "frame_indent", "frames", "chain", "chain_next", "cont", "cont_n", "cont_pos",
-                 "skip_code", "fail", "fail_pos", "cpp_type", "ignored")
+                 "skip_code", "fail", "fail_pos", "cpp_type", "ignored", "tb_level")
 
     def __init__(self) -> None:
         self.in_tb = False
@@ -64,6 +64,9 @@ class _Stream:
         self.fail_pos = 0
         self.cpp_type: str | None = None
         self.ignored = False
+        self.tb_level: str | None = None
+        """The log level on the traceback's header line: a log that puts it on every line
+        (`2026/11/27 05:00:01 ERROR …`) has it on the message's continuation lines too."""
 
 
 _LIST_MARK = re.compile(r"(?:[-*] +\[[ xX]\] +(?:\d{1,2}[.)] +)?|\(?\d{1,2}[.)] +|[-*\u2022] +)(?=[A-Za-z])")
@@ -283,7 +286,7 @@ class _Extractor:
         if c0 in "TDE" and body.startswith(_STRUCTURE):
             self.announce = -1
             if body.startswith("Traceback (most recent call last)"):
-                self._start_tb(st)
+                self._start_tb(st, level)
             elif body.startswith("Exception ignored in"):
                 st.ignored = True  # unraisable exception from __del__: never the root cause
                 st.cont = None
@@ -358,8 +361,9 @@ class _Extractor:
         if self.first_log == pos:
             self.first_log = -1
 
-    def _start_tb(self, st: _Stream) -> None:
+    def _start_tb(self, st: _Stream, level: str | None = None) -> None:
         self._flush_frames(st, -1)
+        st.tb_level = level
         st.in_tb = True
         st.after_frame = False
         st.frames = []
@@ -423,7 +427,7 @@ class _Extractor:
         rec = st.cont
         assert rec is not None
         if (
-            level is not None
+            (level is not None and level != st.tb_level)
             or body.startswith('File "')
             or body.startswith("Root Cause (first observed failure)")
             or body == "Failures:"
