@@ -210,3 +210,15 @@ def test_a_gpu_model_number_is_a_word_and_other_numbers_are_not(tokenizer):
     assert {"3090", "2080"} <= set(tokenizer("RTX 3090Ti vs 2080 Ti"))
     assert "4090" in tokenizer("Training hangs on 4090.")
     assert not {"29500", "2080", "4090"} & set(tokenizer('port 29500\nFile "train.py", line 2080, in main\n12.4090 GiB'))
+
+
+def test_a_screenshot_embedded_in_a_question_is_not_read_as_its_words(kb):
+    """An issue tracker embeds screenshots as links (`![image](https://user-images.githubusercontent.com/…png)`,
+    `<img … src="…">`): read as words they are a dozen hashes that no article has, which cost the answer trust."""
+    question = "多卡训练时 tokenizer 没有 padding token，批量生成就报错，怎么办？"
+    shots = ("\n![image](https://user-images.githubusercontent.com/3916495/229067379-787bee11-d168-4cd1-a268-e140052f48eb.png)"
+             '\n<img width="946" alt="image" src="https://user-images.githubusercontent.com/13706689/220845726-b97f7a86.png">')
+    plain, with_shots = kb.search(question), kb.search(question + shots)
+    assert [r.article_id for r in with_shots.results] == [r.article_id for r in plain.results]
+    assert with_shots.results[0].evidence == plain.results[0].evidence
+    assert with_shots.results[0].confidence == plain.results[0].confidence

@@ -2204,3 +2204,11 @@ def test_a_timestamped_traceback_keeps_its_frames_in_either_order() -> None:
             assert (s.exception, s.lines, s.components) == ("RuntimeError", (TB_LINES[-1],), ("torch.cuda",)), stamp
     aligned = sig("2026-11-27 05:00:00,123   INFO   loading shards\n2026-11-27 05:00:01,456   ERROR  boom: disk full")
     assert len(aligned.lines) == 1 and aligned.lines[0].endswith("boom: disk full")  # columns are no indentation
+
+
+def test_an_embedded_screenshot_is_taken_out_but_an_img_token_in_code_stays() -> None:
+    """A Markdown or HTML image is the tracker's, not the terminal's; `'<img>'` as a special token is the user's code."""
+    assert as_printed('报错如下 ![image](https://x.example/a.png) 怎么办\n<img width="9" alt="s" src="https://x.example/b.png">') \
+        == "报错如下  怎么办\n"
+    code = "tok.add_special_tokens({'additional_special_tokens': ['<img>', '</img>']})"
+    assert as_printed(code) == code
