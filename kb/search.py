@@ -55,6 +55,9 @@ DENSE_QUERY_CHARS = 600
 _IDENTIFIER = re.compile(r"[\d_./]|\w-\w")
 """A token that is code, a file, a version or a model name rather than an everyday word."""
 
+_URL_HOST = re.compile(r"(?:[\w-]+\.)+(?:com|org|net|io|ai|dev|cn|co|me|app|gg)(?:/|$)")
+"""A token that is a link's host and path (`colab.research.google.com/drive/1qOj…`), its scheme split off."""
+
 FEATURES = ("lexical", "expansion", "bridge", "dense", "template", "component", "cross", "prose", "calls", "facts")
 """`cross`: the article is in the other language; `prose`: the query has no error string to match exactly;
 `calls`: BM25 of the traceback's deepest calls; `facts`: +1 the paste's numbers satisfy the article's
@@ -539,13 +542,22 @@ class Searcher:
             matched_error=matched,
             condition=self._condition_text(ai),
             rare_missing=tuple(t for t in self._rarest(self._error_tokens(c)) if t not in have and t in self.df),
-            unknown_words=tuple(dict.fromkeys(t for t in c.q_tokens if t not in self.df))[:3],
+            unknown_words=self._unknown_words(c),
             sharing=self._sharing(a.templates[line], c.excluded) if line >= 0 else 1,
             query_subject=next(filter(None, map(subject, c.sig.lines)), None),
             article_subject=self._article_subject(ai, line),
             ruled_out=self._ruled_out(c, ai),
             title_missing=self._title_missing(ai, c.words, c.printed.lower()),
         )
+
+    def _unknown_words(self, c: "Candidates") -> tuple[str, ...]:
+        """Up to three words of the paste that no article uses, for a reason to name: its error lines' first
+        (`bitsandbyte`, a typo), then the rest of the query's; never a link, which no article could hold."""
+        for tokens in (self._error_tokens(c), c.q_tokens):
+            words = tuple(dict.fromkeys(t for t in tokens if t not in self.df and "://" not in t and not _URL_HOST.match(t)))
+            if words:
+                return words[:3]
+        return ()
 
     def _ruled_out(self, c: "Candidates", top: int) -> tuple[str, str] | None:
         """(id, condition) of an article that quotes the paste's error line but whose condition the paste's numbers

@@ -389,6 +389,23 @@ def test_a_reason_names_the_errors_missing_words_not_the_users_pleasantries(bund
     assert not {"however", "removing", "updating", "weird"} & set(missing), missing
 
 
+def test_a_reason_names_the_error_lines_unknown_words_not_a_link(bundled):
+    """A pip typo pasted under the notebook's link: the word no article knows is the typo in the error line, not
+    the link or the user's `am` before it."""
+    searcher = bundled.searcher()
+    c = searcher.gather(
+        "I am trying to run the colab notebook - https://colab.research.google.com/drive/1qOjXfQIAULfKvZqwCen8-MoWKGdSatZ4\n"
+        "but getting following error\n\n```\nLooking in indexes: https://pypi.org/simple\n"
+        "ERROR: Could not find a version that satisfies the requirement bitsandbyte (from versions: none)\n"
+        "ERROR: No matching distribution found for bitsandbyte\n```")
+    unknown = searcher.context(c, searcher.rank(c, searcher.weights)[0][1], None).unknown_words
+    assert "bitsandbyte" in unknown and not any("colab" in w or "pypi" in w for w in unknown), unknown
+    # a question in words with no error line: its own unknown words, still never its link
+    c = searcher.gather("I am trying the notebook at https://colab.research.google.com/drive/1qOjXf and it hangs")
+    unknown = searcher.context(c, searcher.rank(c, searcher.weights)[0][1], None).unknown_words
+    assert not any("colab" in w for w in unknown), unknown
+
+
 def test_an_import_error_of_another_name_from_another_package_is_not_the_articles_line(bundled):
     """`ImportError: cannot import name 'X' from 'Y'` lines share five words whatever X and Y are; the two names
     are what tell them apart. Counted as words, jinja2's import error matched the AutoAWQ article's
