@@ -2212,3 +2212,42 @@ def test_an_embedded_screenshot_is_taken_out_but_an_img_token_in_code_stays() ->
         == "报错如下  怎么办\n"
     code = "tok.add_special_tokens({'additional_special_tokens': ['<img>', '</img>']})"
     assert as_printed(code) == code
+
+
+@pytest.mark.parametrize("prefix", [
+    " 3: ",  # `srun --label` in a job of 10 to 99 tasks pads the task number
+    "wandb: ERROR ",  # Weights & Biases relaying a run's stderr
+    "#12 0.415 ",  # Docker BuildKit's plain progress
+    "[2024-05-01T10:00:00.123Z] ",  # Jenkins' timestamper
+    "2024-05-01T10:00:00+0000 gpu-node-12 python[12345]: ",  # journalctl -o short-iso
+    "May 01 10:00:00.123456 gpu-node-12 python[12345]: ",  # journalctl -o short-precise
+    "[1,mpirank:1,algo-2]<stderr>:",  # SageMaker's MPI runs
+    "(task, pid=12345) ",  # SkyPilot
+    "(worker1, rank=1, pid=2345, ip=10.0.0.2) ",  # SkyPilot, several nodes
+    ">",  # a mail client's quote with no blank after it
+])
+def test_a_log_prefix_on_every_line_is_taken_off(prefix) -> None:
+    """Wrappers found by pasting one traceback into each log shape people copy from: with them taken off, the
+    paste reads as the bare traceback."""
+    s = sig("\n".join(prefix + line for line in TB_LINES))
+    assert (s.exception, s.lines) == ("RuntimeError", (TB_LINES[-1],))
+
+
+def test_a_github_actions_annotation_and_a_ray_repeat_count_are_not_part_of_the_error() -> None:
+    stamp = "2024-05-01T10:00:01.1234567Z "
+    s = sig("\n".join(stamp + line for line in TB_LINES[:-1]) + f"\n{stamp}##[error]{TB_LINES[-1]}")
+    assert (s.exception, s.lines) == ("RuntimeError", (TB_LINES[-1],))
+    s = sig("(RayTrainWorker pid=1234, ip=10.0.0.1) " + TB_LINES[-1] + " [repeated 7x across cluster]")
+    assert s.lines == (TB_LINES[-1],)
+
+
+def test_transformers_import_wrapper_gives_way_to_the_error_it_wraps() -> None:
+    """`RuntimeError: Failed to import transformers.models.llama.modeling_llama because of the following error (look
+    up to see its traceback)` only points at the chained error above it: that one is the paste's error."""
+    s = sig("Traceback (most recent call last):\n  File \"/app/run.py\", line 5, in <module>\n    import flash_attn\n"
+            "ModuleNotFoundError: No module named 'flash_attn'\n\n"
+            "The above exception was the direct cause of the following exception:\n\n"
+            "Traceback (most recent call last):\n  File \"/x/transformers/utils/import_utils.py\", line 1537, in _get_module\n"
+            "    raise RuntimeError(\nRuntimeError: Failed to import transformers.models.llama.modeling_llama because of "
+            "the following error (look up to see its traceback):\nNo module named 'flash_attn'")
+    assert s.exception == "ModuleNotFoundError" and s.lines[0] == "ModuleNotFoundError: No module named 'flash_attn'"

@@ -240,10 +240,10 @@ class _Extractor:
     def _feed(self, pos: int, raw: str) -> None:
         if len(raw) > MAX_LINE:
             raw = raw[:MAX_LINE]
-        if raw[:1] in _PFX_FIRST:
-            key, level, comp, s = _strip_prefixes(raw)
-        elif raw[:1] in " \t" and raw.lstrip()[:5] == "[rank":
+        if raw[:1] in " \t" and raw.lstrip()[:5] == "[rank":
             key, level, comp, s = _strip_prefixes(raw.lstrip())  # a log indented as a Markdown code block
+        elif raw[:1] in _PFX_FIRST:
+            key, level, comp, s = _strip_prefixes(raw)
         else:
             key, level, comp, s = "", None, None, raw
         ls = s.lstrip()

@@ -13,10 +13,12 @@ _LVL = r"DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL"
 _PFX_BRANCHES: dict[str, str] = {
     "rank": r"\[(?:rank|default)(?P<rank_n>\d{1,5})\]: ?",
     # Open MPI's `mpirun --tag-output` (Horovod, DeepSpeed's MPI launcher): `[1,3]<stderr>:`, job and rank
-    "mpi": r"\[\d{1,5},(?P<mpi_n>\d{1,6})\]<std(?:out|err)>: ?",
+    # (SageMaker's MPI runs add the rank's name and host: `[1,mpirank:1,algo-2]<stderr>:`)
+    "mpi": r"\[\d{1,5},(?:mpirank:)?(?P<mpi_n>\d{1,6})(?:,[\w.-]{1,64})?\]<std(?:out|err)>: ?",
     # `kubectl logs --prefix`: `[pod/train-0/trainer] `, one stream per pod and container
     "pod": r"\[pod/(?P<pod_n>[\w.-]{1,253}/[\w.-]{1,63})\] ",
-    "pid": r"\((?:[A-Za-z_][\w.]{0,60} )?(?:[a-z_]{1,20}=\w{1,20} ){0,3}pid=(?P<pid_n>\d{1,9})(?:, ip=[^)\s]{0,64})?\) ?",
+    # Ray's `(RayTrainWorker pid=1234, ip=10.0.0.1)`, SkyPilot's `(task, pid=12345)`, `(worker1, rank=1, pid=2345, …)`
+    "pid": r"\((?:[A-Za-z_][\w.]{0,60},? )?(?:[a-z_]{1,20}=\w{1,20},? ){0,3}pid=(?P<pid_n>\d{1,9})(?:, ip=[^)\s]{0,64})?\) ?",
     "glogb": r"\[(?P<glogb_l>[IWEF])(?:\d{3,4} \d{2}:\d{2}:\d{2}(?:\.\d+)?)? (?:\d+ )?(?P<glogb_f>[\w./-]{1,200}):\d+\] ?",
     "glog": r"(?P<glog_l>[IWEF])\d{3,4} \d{2}:\d{2}:\d{2}(?:\.\d+)? +\d+ (?P<glog_f>[\w./-]{1,200}):\d+\] ?",
     "vllm": r"(?P<vllm_l>" + _LVL + r") \d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? \[?(?P<vllm_f>[\w./-]{1,200}):\d+\] ?",
@@ -26,7 +28,7 @@ _PFX_BRANCHES: dict[str, str] = {
     "dslvl": r"\[(?P<dslvl_l>" + _LVL + r")\] *(?:\[(?P<dslvl_f>[\w.-]{1,200}):\d+:\w+\] *)?",
     "pylog": r"(?P<pylog_l>" + _LVL + r"):(?P<pylog_g>[A-Za-z_][\w.]{0,200}):",
     "uvi": r"(?P<uvi_l>" + _LVL + r"):  +",
-    "tsb": r"\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[,.]\d+)?\] ?(?:(?P<tsb_g>[A-Za-z_][\w.]{0,200}): (?=\[))?",
+    "tsb": r"\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[,.]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\] ?(?:(?P<tsb_g>[A-Za-z_][\w.]{0,200}): (?=\[))?",
     # one space after the stamp, not a frame's indentation (`2024-05-01T10:00:01Z   File "…"`)
     "ts": r"(?:\d{4}(?:-\d{2}-\d{2}|/\d{2}/\d{2})[ T_]|\d{2}/\d{2}/\d{4} )\d{2}:\d{2}:\d{2}(?:[,.]\d+)?(?:Z|[+-]\d{2}:?\d{2})?(?: *[-|:] *| ?)",
     # a container runtime's own log file (/var/log/containers/*.log, what Loki and Fluentd ship) after its stamp
@@ -39,13 +41,24 @@ _PFX_BRANCHES: dict[str, str] = {
     "lvlsp": r"(?P<lvlsp_l>" + _LVL + r") (?=.)",
     "logger": r"(?P<logger_g>[A-Za-z_][\w.]{0,200}(?::[\w<>]{1,100}:\d+)?) +- +",
     "pdsh": r"(?P<pdsh_h>[A-Za-z][A-Za-z0-9]{0,30}(?:-[A-Za-z0-9]{1,30}){0,6}-?\d{1,6}|\d{1,3}(?:\.\d{1,3}){3}): (?=.)",
-    "srun": r"(?P<srun_n>\d{1,4}): (?=.)",
-    "quote": r"(?:> ?){1,8}(?<= )(?=\S)",  # `> `, and a quote of a quote (`>> `, `> > `) in mail and forums
+    # `srun --label`: the task number, padded with blanks to the widest (` 3: ` in a job of 10 to 99 tasks)
+    "srun": r" {0,3}(?P<srun_n>\d{1,4}): (?=.)",
+    # `> `, and a quote of a quote (`>> `, `> > `) in mail and forums; a mail client's `>` with no blank after it
+    "quote": r"(?:> ?){1,8}(?<= )(?=\S)|>{1,3}(?=[A-Za-z_ ])",
     # A bracketed process or line number in front of another bracketed prefix: `[80746] [rank0]:[E321 …]`.
     "tag": r"\[\d{1,9}\] (?=\[)",
     # syslog / systemd journal: `Oct 04 15:02:41 llm sd-webui-forge-start[394]: `
-    "syslog": r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) {1,2}\d{1,2} \d{2}:\d{2}:\d{2} [\w.-]{1,100} "
+    "syslog": r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) {1,2}\d{1,2} \d{2}:\d{2}:\d{2}(?:\.\d+)? [\w.-]{1,100} "
     r"[\w.@/-]{1,100}(?:\[\d{1,9}\])?: ",
+    # journalctl -o short-iso: the host and the process after an ISO stamp (`… gpu-node-12 python[12345]: `)
+    "jproc": r"[\w.-]{1,100} [\w.@/-]{1,100}\[\d{1,9}\]: ",
+    # Weights & Biases relays a run's stderr: `wandb: ERROR   File "…"`, the frame's indentation kept (a relay,
+    # so not a component: its own messages name it, `call wandb.login(…)`)
+    "wandb": r"wandb: (?:(?P<wandb_l>" + _LVL + r") (?=.))?",
+    # Docker BuildKit's plain progress: the step and the seconds since it started (`#12 0.415 `)
+    "buildkit": r"#\d{1,4} \d{1,6}\.\d{3} ",
+    # a GitHub Actions annotation after the runner's stamp (`##[error]ModuleNotFoundError: …`)
+    "gha": r"##\[(?:(?P<gha_l>error|warning|notice|debug)|group|endgroup)\]",
     # docker compose's service column and a logger's stream column: `qanything-container-local  | `, `stderr | `
     "compose": r"[A-Za-z][\w.-]{0,60} +\| ",
 }
@@ -72,13 +85,13 @@ def _by_char(bracket: list[str], letter: list[str], digit: list[str], extra: dic
 
 
 _BRACKETS = ["rank", "mpi", "pod", "glogb", "hfb", "dslvl", "tsb", "tag"]
-_PFX_FIRST = _by_char(_BRACKETS, ["syslog", "glog", "vllm", "pylog", "uvi", "pdsh", "compose"], ["ts", "pdsh", "srun"],
-                      {"(": ["pid"], ">": ["quote"]})
+_PFX_FIRST = _by_char(_BRACKETS, ["syslog", "glog", "vllm", "wandb", "pylog", "uvi", "pdsh", "compose"], ["ts", "pdsh", "srun"],
+                      {"(": ["pid"], ">": ["quote"], "#": ["buildkit", "gha"], " ": ["srun"]})
 _PFX_NEXT = _by_char(_BRACKETS, ["glog", "vllm", "pylog", "uvi", "compose"], ["ts"], {"(": ["pid"]})
-_PFX_CTX = _by_char(_BRACKETS + ["lvlb"], ["cri", "lvl", "lvlsp", "compose"], [], {})
-_PFX_CTX_LOGGER = _by_char(_BRACKETS + ["lvlb"], ["cri", "lvl", "lvlsp", "logger", "compose"], [], {})
+_PFX_CTX = _by_char(_BRACKETS + ["lvlb"], ["cri", "lvl", "lvlsp", "compose", "jproc"], [], {"#": ["gha"]})
+_PFX_CTX_LOGGER = _by_char(_BRACKETS + ["lvlb"], ["cri", "lvl", "lvlsp", "logger", "compose", "jproc"], [], {"#": ["gha"]})
 _PFX_NCCL = _pfx_regex(["nccl"])
-_CTX_SET = frozenset({"syslog", "ts", "tsb", "lvl", "lvlb", "lvlsp", "logger", "glogb", "glog", "vllm", "hfb", "dslvl", "pylog",
+_CTX_SET = frozenset({"syslog", "jproc", "ts", "tsb", "lvl", "lvlb", "lvlsp", "logger", "glogb", "glog", "vllm", "hfb", "dslvl", "pylog",
                       "uvi"})
 _PFX_META = {
     n: (n + "_l" if f"?P<{n}_l>" in p else None, tuple(n + s for s in ("_f", "_g") if f"?P<{n}{s}>" in p))
@@ -87,7 +100,8 @@ _PFX_META = {
 _ANSI_LOOSE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,512}(?:\x07|\x1b\\)?|\x1b"
                          r"|(?:ESC|\^\[)?\[(?:\d{1,3};)*\d{1,3}m")
 """Colour codes, also those whose ESC byte was lost in copy-paste or shown as the letters `ESC` or `^[`."""
-_LEVEL_NORM = {"WARN": "WARNING", "FATAL": "CRITICAL", "I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}
+_LEVEL_NORM = {"WARN": "WARNING", "FATAL": "CRITICAL", "I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL",
+               "error": "ERROR", "warning": "WARNING", "notice": "INFO", "debug": "DEBUG"}
 
 
 def _strip_prefixes(line: str) -> tuple[str, str | None, str | None, str]:

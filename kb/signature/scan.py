@@ -120,6 +120,10 @@ _IMAGE = re.compile(r"!\[[^\]\n]{0,200}\]\([^()\s]{1,2000}(?:[ \t]+\"[^\"\n]{0,2
 alt="image" src="…">`): no terminal printed it, and read as words its link is a dozen hashes and `githubusercontent`."""
 
 
+_RAY_REPEATED = re.compile(r" ?\[repeated \d{1,9}x across cluster\]$", re.M)
+"""Ray's log deduplication marks a line that every worker printed (`… [repeated 7x across cluster]`): not the error's."""
+
+
 _CURLY_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 """Quotes typed by a Chinese input method or "smartened" by a blog: error messages use ASCII ones."""
 _INLINE_CODE = re.compile(r"^(?P<lead>[ \t]*)`(?!``)(?P<body>[^`\n]+?)`?[ \t]*$", re.M)
@@ -261,7 +265,7 @@ def _json_texts(text: str) -> str | None:
 def as_printed(text: str) -> str:
     """The paste as the terminal printed it, before a browser, an editor or a log shipper changed it: no colour
     codes, NUL bytes or carriage returns, a traceback's escaped newlines undone, no viewer's line numbers, its
-    lines oldest first, no zero-width characters, no HTML entities, no embedded screenshots, ASCII quotes. Everything that reads a paste
+    lines oldest first, no zero-width characters, no HTML entities, no embedded screenshots or Ray's repeat counts, ASCII quotes. Everything that reads a paste
     starts from this."""
     if "\x1b" in text:
         text = _ANSI_ESC.sub("", text)
@@ -283,6 +287,8 @@ def as_printed(text: str) -> str:
         text = text.translate(_DROP_INVISIBLE)
     if "&" in text and any(e in text for e in _ENTITY_STARTS) and _ENTITY.search(text):
         text = html.unescape(text)
+    if "across cluster]" in text:
+        text = _RAY_REPEATED.sub("", text)
     if "![" in text or "<img" in text or "<IMG" in text:
         text = _IMAGE.sub("", text)
     if "\u2018" in text or "\u2019" in text or "\u201c" in text or "\u201d" in text:

@@ -63,10 +63,11 @@ _FILE_COMPONENTS = {
 # Exceptions that only say "a child failed"; the child's own error is the signal.
 _POINTS_ELSEWHERE = re.compile(
     r"(?i)see (?:the )?(?:root cause|stack trace|inner exception|error|logs?)s? (?:\(?above\)?|for details)"
-    r"|(?:root cause|stack trace) \(?above\)?|\(see above\)"
+    r"|(?:root cause|stack trace) \(?above\)?|\(see above\)|look up to see its traceback"
 )
 """A message that only points at another error ("See root cause above", "see stack trace (above) for the
-root cause"): the exception that says it wraps the real one, like ChildFailedError."""
+root cause", transformers' "Failed to import … because of the following error (look up to see its traceback)"):
+the exception that says it wraps the real one, like ChildFailedError."""
 
 _WRAPPERS = frozenset(
     {
