@@ -2231,6 +2231,8 @@ def test_a_log_prefix_on_every_line_is_taken_off(prefix) -> None:
     paste reads as the bare traceback."""
     s = sig("\n".join(prefix + line for line in TB_LINES))
     assert (s.exception, s.lines) == ("RuntimeError", (TB_LINES[-1],))
+    from kb.signature import frame_calls
+    assert frame_calls("\n".join(prefix + line for line in TB_LINES)) == frame_calls("\n".join(TB_LINES)) == ("main()",)
 
 
 def test_a_github_actions_annotation_and_a_ray_repeat_count_are_not_part_of_the_error() -> None:

@@ -36,9 +36,9 @@ def frame_calls(text: str) -> tuple[str, ...]:
                              if m.group("func") not in _GENERIC_CALLS)
     if 'File "' not in text:
         return tuple(seen)[:MAX_CALL_FRAMES]  # most pastes: no frame, and no line to strip prefixes from
-    # Frames a logger printed (`(EngineCore_0 pid=61) ERROR 08-27 … [core.py:700]   File "…"`) are frames too.
-    tail = "\n".join(_strip_prefixes(line)[3] if "File \"" in line or not line[:1].isspace() else line
-                     for line in text[-MAX_TEXT:].split("\n"))
+    # Frames a logger printed (`(EngineCore_0 pid=61) ERROR 08-27 … [core.py:700]   File "…"`) are frames too, and
+    # so are their source lines (` 2: [rank2]:     return f(x)`: an indented line can only lose `srun --label`'s number).
+    tail = "\n".join(_strip_prefixes(line)[3] for line in text[-MAX_TEXT:].split("\n"))
     for m in reversed(list(_FRAME_CALL.finditer(tail))):
         func = m.group("func")
         parts = [] if func in _GENERIC_CALLS else [func]
