@@ -2225,6 +2225,10 @@ def test_an_embedded_screenshot_is_taken_out_but_an_img_token_in_code_stays() ->
     "(task, pid=12345) ",  # SkyPilot
     "(worker1, rank=1, pid=2345, ip=10.0.0.2) ",  # SkyPilot, several nodes
     ">",  # a mail client's quote with no blank after it
+    "1714557600123\t2024-05-01T10:00:00.123Z\t",  # CloudWatch's export
+    "0|infer    | ",  # PM2
+    "2024-05-01T10:00:00.123456+00:00 app[worker.1]: ",  # Heroku
+    "2024-05-01T10:00:00Z app[148e1234abcd56] iad [info]",  # Fly.io
 ])
 def test_a_log_prefix_on_every_line_is_taken_off(prefix) -> None:
     """Wrappers found by pasting one traceback into each log shape people copy from: with them taken off, the
@@ -2253,3 +2257,20 @@ def test_transformers_import_wrapper_gives_way_to_the_error_it_wraps() -> None:
             "    raise RuntimeError(\nRuntimeError: Failed to import transformers.models.llama.modeling_llama because of "
             "the following error (look up to see its traceback):\nNo module named 'flash_attn'")
     assert s.exception == "ModuleNotFoundError" and s.lines[0] == "ModuleNotFoundError: No module named 'flash_attn'"
+
+
+def test_a_traceback_from_a_pages_html_a_notebook_file_or_vs_code_reads_as_python_prints_it() -> None:
+    """`<pre><code>` around it or `<br>` between its lines (a page's source), a saved notebook's error output (JSON
+    with its colour codes as escapes), VS Code's `Exception has occurred: T` with the message on the next line."""
+    bare = sig("\n".join(TB_LINES))
+    assert sig("<pre><code>" + "\n".join(TB_LINES) + "</code></pre>").lines == bare.lines
+    assert sig("<br>".join(TB_LINES)).lines == bare.lines
+    notebook = ('{"output_type": "error", "ename": "RuntimeError", "evalue": "CUDA error: device-side assert triggered", '
+                '"traceback": ["\\u001b[0;31mRuntimeError\\u001b[0m      Traceback (most recent call last)", '
+                '"Cell \\u001b[0;32mIn[3], line 3\\u001b[0m\\n----> 3 main()\\n", '
+                '"\\u001b[0;31mRuntimeError\\u001b[0m: CUDA error: device-side assert triggered"]}')
+    assert sig(notebook).lines[0] == TB_LINES[-1]
+    s = sig("Exception has occurred: RuntimeError\nCUDA error: device-side assert triggered\n"
+            '  File "/app/train.py", line 12, in <module>\n    main()')
+    assert (s.exception, s.lines[0]) == ("RuntimeError", TB_LINES[-1])
+    assert as_printed("<code object f at 0x7f>") == "<code object f at 0x7f>"  # a repr, not a tag: kept

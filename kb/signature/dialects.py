@@ -86,12 +86,18 @@ def _from_pytest(text: str) -> str:
     return text[:first.start()] + _TB + ":\n" + body
 
 
+_VSCODE = re.compile(r"^Exception has occurred: (?P<type>[A-Za-z_][\w.]{0,200})[ \t]*\n(?P<msg>[^\n\s][^\n]{0,2000})$", re.M)
+"""VS Code's debugger: `Exception has occurred: ValueError`, the message on the next line, then the frames."""
+
+
 def pythonize(text: str) -> str:
-    """The paste with each IPython or rich traceback, each exception group and each failed pytest test in
-    Python's format, and PowerShell's wrapper of a program's first error line taken off (anything else
-    unchanged)."""
+    """The paste with each IPython or rich traceback, each exception group, each failed pytest test and VS Code's
+    `Exception has occurred:` in Python's format, and PowerShell's wrapper of a program's first error line taken off
+    (anything else unchanged)."""
     if "NativeCommandError" in text:
         text = _PS_NATIVE.sub(r"\g<lead>\g<first>\n", text)
+    if "Exception has occurred: " in text:
+        text = _VSCODE.sub(r"\g<type>: \g<msg>", text)
     if _EG_HEADER in text:
         text = _from_exception_group(text)
     if any(mark in text for mark in _PYTEST_MARKS):

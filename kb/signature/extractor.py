@@ -242,8 +242,8 @@ class _Extractor:
             raw = raw[:MAX_LINE]
         if raw[:1] in " \t" and raw.lstrip()[:5] == "[rank":
             key, level, comp, s = _strip_prefixes(raw.lstrip())  # a log indented as a Markdown code block
-        elif raw[:1] in _PFX_FIRST:
-            key, level, comp, s = _strip_prefixes(raw)
+        elif raw[:1] in _PFX_FIRST and (raw[0] != " " or raw[1:5].lstrip(" ")[:1].isdigit()):
+            key, level, comp, s = _strip_prefixes(raw)  # (an indented line can only be srun's padded ` 3: `)
         else:
             key, level, comp, s = "", None, None, raw
         ls = s.lstrip()

@@ -30,7 +30,11 @@ _PFX_BRANCHES: dict[str, str] = {
     "uvi": r"(?P<uvi_l>" + _LVL + r"):  +",
     "tsb": r"\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[,.]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\] ?(?:(?P<tsb_g>[A-Za-z_][\w.]{0,200}): (?=\[))?",
     # one space after the stamp, not a frame's indentation (`2024-05-01T10:00:01Z   File "…"`)
-    "ts": r"(?:\d{4}(?:-\d{2}-\d{2}|/\d{2}/\d{2})[ T_]|\d{2}/\d{2}/\d{4} )\d{2}:\d{2}:\d{2}(?:[,.]\d+)?(?:Z|[+-]\d{2}:?\d{2})?(?: *[-|:] *| ?)",
+    "ts": r"(?:\d{4}(?:-\d{2}-\d{2}|/\d{2}/\d{2})[ T_]|\d{2}/\d{2}/\d{4} )\d{2}:\d{2}:\d{2}(?:[,.]\d+)?(?:Z|[+-]\d{2}:?\d{2})?(?: *[-|:] *|[ \t]?)",
+    # CloudWatch's export: the event's epoch milliseconds and a tab before the stamp
+    "epoch": r"\d{13}\t",
+    # PM2's `0|infer    | `: the process number and name
+    "pm2": r"\d{1,3}\|[\w.-]{1,60} *\| ",
     # a container runtime's own log file (/var/log/containers/*.log, what Loki and Fluentd ship) after its stamp
     "cri": r"std(?:out|err) [FP] ",
     "nccl": r"[\w.-]{1,100}:\d+:\d+ \[\d+\] (?:[\w./-]{1,200}:\d+ )?(?=NCCL )",
@@ -50,6 +54,8 @@ _PFX_BRANCHES: dict[str, str] = {
     # syslog / systemd journal: `Oct 04 15:02:41 llm sd-webui-forge-start[394]: `
     "syslog": r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) {1,2}\d{1,2} \d{2}:\d{2}:\d{2}(?:\.\d+)? [\w.-]{1,100} "
     r"[\w.@/-]{1,100}(?:\[\d{1,9}\])?: ",
+    # Heroku's and Fly.io's log drains after the stamp: `app[worker.1]: `, `app[148e1234abcd56] iad [info]`
+    "paas": r"app\[[\w.-]{1,60}\](?:: | [a-z]{3} \[(?P<paas_l>info|warn|error|debug)\])",
     # journalctl -o short-iso: the host and the process after an ISO stamp (`… gpu-node-12 python[12345]: `)
     "jproc": r"[\w.-]{1,100} [\w.@/-]{1,100}\[\d{1,9}\]: ",
     # Weights & Biases relays a run's stderr: `wandb: ERROR   File "…"`, the frame's indentation kept (a relay,
@@ -85,11 +91,11 @@ def _by_char(bracket: list[str], letter: list[str], digit: list[str], extra: dic
 
 
 _BRACKETS = ["rank", "mpi", "pod", "glogb", "hfb", "dslvl", "tsb", "tag"]
-_PFX_FIRST = _by_char(_BRACKETS, ["syslog", "glog", "vllm", "wandb", "pylog", "uvi", "pdsh", "compose"], ["ts", "pdsh", "srun"],
+_PFX_FIRST = _by_char(_BRACKETS, ["syslog", "glog", "vllm", "wandb", "pylog", "uvi", "pdsh", "compose"], ["ts", "epoch", "pm2", "pdsh", "srun"],
                       {"(": ["pid"], ">": ["quote"], "#": ["buildkit", "gha"], " ": ["srun"]})
 _PFX_NEXT = _by_char(_BRACKETS, ["glog", "vllm", "pylog", "uvi", "compose"], ["ts"], {"(": ["pid"]})
-_PFX_CTX = _by_char(_BRACKETS + ["lvlb"], ["cri", "lvl", "lvlsp", "compose", "jproc"], [], {"#": ["gha"]})
-_PFX_CTX_LOGGER = _by_char(_BRACKETS + ["lvlb"], ["cri", "lvl", "lvlsp", "logger", "compose", "jproc"], [], {"#": ["gha"]})
+_PFX_CTX = _by_char(_BRACKETS + ["lvlb"], ["cri", "lvl", "lvlsp", "compose", "paas", "jproc"], [], {"#": ["gha"]})
+_PFX_CTX_LOGGER = _by_char(_BRACKETS + ["lvlb"], ["cri", "lvl", "lvlsp", "logger", "compose", "paas", "jproc"], [], {"#": ["gha"]})
 _PFX_NCCL = _pfx_regex(["nccl"])
 _CTX_SET = frozenset({"syslog", "jproc", "ts", "tsb", "lvl", "lvlb", "lvlsp", "logger", "glogb", "glog", "vllm", "hfb", "dslvl", "pylog",
                       "uvi"})
@@ -101,7 +107,7 @@ _ANSI_LOOSE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,512}(?:\x
                          r"|(?:ESC|\^\[)?\[(?:\d{1,3};)*\d{1,3}m")
 """Colour codes, also those whose ESC byte was lost in copy-paste or shown as the letters `ESC` or `^[`."""
 _LEVEL_NORM = {"WARN": "WARNING", "FATAL": "CRITICAL", "I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL",
-               "error": "ERROR", "warning": "WARNING", "notice": "INFO", "debug": "DEBUG"}
+               "error": "ERROR", "warning": "WARNING", "warn": "WARNING", "notice": "INFO", "info": "INFO", "debug": "DEBUG"}
 
 
 def _strip_prefixes(line: str) -> tuple[str, str | None, str | None, str]:

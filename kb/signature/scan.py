@@ -120,6 +120,9 @@ _IMAGE = re.compile(r"!\[[^\]\n]{0,200}\]\([^()\s]{1,2000}(?:[ \t]+\"[^\"\n]{0,2
 alt="image" src="…">`): no terminal printed it, and read as words its link is a dozen hashes and `githubusercontent`."""
 
 
+_HTML_BLOCK = re.compile(r"<(?:pre|code)(?:\s+class=\"[^\"\n]{0,100}\")?>|</(?:pre|code)>")
+_HTML_BREAK = re.compile(r"<br\s*/?>")
+"""A traceback copied from a page's source: its `<pre><code>` block, or its lines joined by `<br>`."""
 _RAY_REPEATED = re.compile(r" ?\[repeated \d{1,9}x across cluster\]$", re.M)
 """Ray's log deduplication marks a line that every worker printed (`… [repeated 7x across cluster]`): not the error's."""
 
@@ -265,7 +268,7 @@ def _json_texts(text: str) -> str | None:
 def as_printed(text: str) -> str:
     """The paste as the terminal printed it, before a browser, an editor or a log shipper changed it: no colour
     codes, NUL bytes or carriage returns, a traceback's escaped newlines undone, no viewer's line numbers, its
-    lines oldest first, no zero-width characters, no HTML entities, no embedded screenshots or Ray's repeat counts, ASCII quotes. Everything that reads a paste
+    lines oldest first, no zero-width characters, no HTML entities or tags, no embedded screenshots or Ray's repeat counts, ASCII quotes. Everything that reads a paste
     starts from this."""
     if "\x1b" in text:
         text = _ANSI_ESC.sub("", text)
@@ -277,6 +280,8 @@ def as_printed(text: str) -> str:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     if text.lstrip().startswith(("{", "[")) and text.rstrip().endswith(("}", "]")):
         text = _json_texts(text) or text
+        if "\x1b" in text:
+            text = _ANSI_ESC.sub("", text)  # a notebook's saved error output keeps its colour codes as JSON escapes
     if "\\n" in text and (_ESCAPED_TB.search(text) or text.count("\\n") >= 3 and "\n" not in text.strip()):
         text = _ESCAPE.sub(_unescape, text)
     if text[:12].lstrip()[:1].isdigit():
@@ -289,6 +294,8 @@ def as_printed(text: str) -> str:
         text = html.unescape(text)
     if "across cluster]" in text:
         text = _RAY_REPEATED.sub("", text)
+    if "<br" in text or "<pre" in text or "<code" in text or "</code" in text:
+        text = _HTML_BREAK.sub("\n", _HTML_BLOCK.sub("", text))
     if "![" in text or "<img" in text or "<IMG" in text:
         text = _IMAGE.sub("", text)
     if "\u2018" in text or "\u2019" in text or "\u201c" in text or "\u201d" in text:
