@@ -2229,6 +2229,8 @@ def test_an_embedded_screenshot_is_taken_out_but_an_img_token_in_code_stays() ->
     "0|infer    | ",  # PM2
     "2024-05-01T10:00:00.123456+00:00 app[worker.1]: ",  # Heroku
     "2024-05-01T10:00:00Z app[148e1234abcd56] iad [info]",  # Fly.io
+    "10:00:01  ",  # Jenkins' timestamper, time of day only
+    "ERROR 2024-05-01T10:00:00.123456Z [resource.labels.taskName: workerpool0-0] ",  # Google Cloud's Logs Explorer
 ])
 def test_a_log_prefix_on_every_line_is_taken_off(prefix) -> None:
     """Wrappers found by pasting one traceback into each log shape people copy from: with them taken off, the
@@ -2261,7 +2263,8 @@ def test_transformers_import_wrapper_gives_way_to_the_error_it_wraps() -> None:
 
 def test_a_traceback_from_a_pages_html_a_notebook_file_or_vs_code_reads_as_python_prints_it() -> None:
     """`<pre><code>` around it or `<br>` between its lines (a page's source), a saved notebook's error output (JSON
-    with its colour codes as escapes), VS Code's `Exception has occurred: T` with the message on the next line."""
+    with its colour codes as escapes), VS Code's `Exception has occurred: T` with the message on the next line, the
+    list `traceback.format_exception()` returns, printed."""
     bare = sig("\n".join(TB_LINES))
     assert sig("<pre><code>" + "\n".join(TB_LINES) + "</code></pre>").lines == bare.lines
     assert sig("<br>".join(TB_LINES)).lines == bare.lines
@@ -2274,3 +2277,5 @@ def test_a_traceback_from_a_pages_html_a_notebook_file_or_vs_code_reads_as_pytho
             '  File "/app/train.py", line 12, in <module>\n    main()')
     assert (s.exception, s.lines[0]) == ("RuntimeError", TB_LINES[-1])
     assert as_printed("<code object f at 0x7f>") == "<code object f at 0x7f>"  # a repr, not a tag: kept
+    listed = "[" + ", ".join(repr(line + "\n") for line in TB_LINES) + "]"  # traceback.format_exception() printed
+    assert sig(listed).lines == bare.lines

@@ -31,6 +31,10 @@ _PFX_BRANCHES: dict[str, str] = {
     "tsb": r"\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[,.]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\] ?(?:(?P<tsb_g>[A-Za-z_][\w.]{0,200}): (?=\[))?",
     # one space after the stamp, not a frame's indentation (`2024-05-01T10:00:01Z   File "…"`)
     "ts": r"(?:\d{4}(?:-\d{2}-\d{2}|/\d{2}/\d{2})[ T_]|\d{2}/\d{2}/\d{4} )\d{2}:\d{2}:\d{2}(?:[,.]\d+)?(?:Z|[+-]\d{2}:?\d{2})?(?: *[-|:] *|[ \t]?)",
+    # a time of day alone (Jenkins' timestamper: `10:00:01  `, two blanks; a frame's indentation follows them)
+    "tod": r"\d{2}:\d{2}:\d{2}(?:[,.]\d{1,6})?(?:  | )(?=.)",
+    # Google Cloud's Logs Explorer: the level, the stamp and the resource's labels (Vertex AI's `workerpool0-0`)
+    "gcp": r"(?P<gcp_l>" + _LVL + r") \d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z \[[^\]\n]{1,200}\] ",
     # CloudWatch's export: the event's epoch milliseconds and a tab before the stamp
     "epoch": r"\d{13}\t",
     # PM2's `0|infer    | `: the process number and name
@@ -91,13 +95,14 @@ def _by_char(bracket: list[str], letter: list[str], digit: list[str], extra: dic
 
 
 _BRACKETS = ["rank", "mpi", "pod", "glogb", "hfb", "dslvl", "tsb", "tag"]
-_PFX_FIRST = _by_char(_BRACKETS, ["syslog", "glog", "vllm", "wandb", "pylog", "uvi", "pdsh", "compose"], ["ts", "epoch", "pm2", "pdsh", "srun"],
+_PFX_FIRST = _by_char(_BRACKETS, ["syslog", "glog", "vllm", "wandb", "gcp", "pylog", "uvi", "pdsh", "compose"],
+                      ["ts", "epoch", "pm2", "pdsh", "srun", "tod"],
                       {"(": ["pid"], ">": ["quote"], "#": ["buildkit", "gha"], " ": ["srun"]})
 _PFX_NEXT = _by_char(_BRACKETS, ["glog", "vllm", "pylog", "uvi", "compose"], ["ts"], {"(": ["pid"]})
 _PFX_CTX = _by_char(_BRACKETS + ["lvlb"], ["cri", "lvl", "lvlsp", "compose", "paas", "jproc"], [], {"#": ["gha"]})
 _PFX_CTX_LOGGER = _by_char(_BRACKETS + ["lvlb"], ["cri", "lvl", "lvlsp", "logger", "compose", "paas", "jproc"], [], {"#": ["gha"]})
 _PFX_NCCL = _pfx_regex(["nccl"])
-_CTX_SET = frozenset({"syslog", "jproc", "ts", "tsb", "lvl", "lvlb", "lvlsp", "logger", "glogb", "glog", "vllm", "hfb", "dslvl", "pylog",
+_CTX_SET = frozenset({"syslog", "jproc", "ts", "tod", "tsb", "lvl", "lvlb", "lvlsp", "logger", "glogb", "glog", "vllm", "hfb", "dslvl", "pylog",
                       "uvi"})
 _PFX_META = {
     n: (n + "_l" if f"?P<{n}_l>" in p else None, tuple(n + s for s in ("_f", "_g") if f"?P<{n}{s}>" in p))

@@ -79,6 +79,8 @@ _ESCAPED_TB = re.compile(r"\\n(?:[ \t]*File \\?[\"']|Traceback \(most recent cal
 \\"/app/train.py\\", …`): its newlines and quotes are escapes, so it is one long line until they are undone.
 A traceback's own marks say so, or a one-line paste with several: a Windows path holds `\\n` too
 (`C:\\new\\train.py`), but seldom three times on one line."""
+_LISTED_TB = re.compile(r"""\\n['"],\s*['"]""")
+"""`traceback.format_exception()` printed as the list it returns: `['Traceback (most recent call last):\\n', '  File …`."""
 _ESCAPE = re.compile(r"\\(?:r\\n|[nt\"'\\]|u[0-9a-fA-F]{4})")
 _UNESCAPED = {"\\r\\n": "\n", "\\n": "\n", "\\t": "\t", '\\"': '"', "\\'": "'", "\\\\": "\\"}
 
@@ -282,6 +284,8 @@ def as_printed(text: str) -> str:
         text = _json_texts(text) or text
         if "\x1b" in text:
             text = _ANSI_ESC.sub("", text)  # a notebook's saved error output keeps its colour codes as JSON escapes
+    if "Traceback (most recent call last):\\n', " in text or 'Traceback (most recent call last):\\n", ' in text:
+        text = _LISTED_TB.sub(r"\\n", text).replace("['Traceback", "Traceback").replace('["Traceback', "Traceback")
     if "\\n" in text and (_ESCAPED_TB.search(text) or text.count("\\n") >= 3 and "\n" not in text.strip()):
         text = _ESCAPE.sub(_unescape, text)
     if text[:12].lstrip()[:1].isdigit():
