@@ -2267,7 +2267,7 @@ def test_a_traceback_from_a_pages_html_a_notebook_file_or_vs_code_reads_as_pytho
     list `traceback.format_exception()` returns, printed."""
     bare = sig("\n".join(TB_LINES))
     assert sig("<pre><code>" + "\n".join(TB_LINES) + "</code></pre>").lines == bare.lines
-    assert sig("<br>".join(TB_LINES)).lines == bare.lines
+    assert sig("<p>" + "<br>".join(TB_LINES) + "</p>").lines == bare.lines
     notebook = ('{"output_type": "error", "ename": "RuntimeError", "evalue": "CUDA error: device-side assert triggered", '
                 '"traceback": ["\\u001b[0;31mRuntimeError\\u001b[0m      Traceback (most recent call last)", '
                 '"Cell \\u001b[0;32mIn[3], line 3\\u001b[0m\\n----> 3 main()\\n", '

@@ -122,9 +122,9 @@ _IMAGE = re.compile(r"!\[[^\]\n]{0,200}\]\([^()\s]{1,2000}(?:[ \t]+\"[^\"\n]{0,2
 alt="image" src="…">`): no terminal printed it, and read as words its link is a dozen hashes and `githubusercontent`."""
 
 
-_HTML_BLOCK = re.compile(r"<(?:pre|code)(?:\s+class=\"[^\"\n]{0,100}\")?>|</(?:pre|code)>")
+_HTML_BLOCK = re.compile(r"<(?:pre|code|p)(?:\s+class=\"[^\"\n]{0,100}\")?>|</(?:pre|code|p)>")
 _HTML_BREAK = re.compile(r"<br\s*/?>")
-"""A traceback copied from a page's source: its `<pre><code>` block, or its lines joined by `<br>`."""
+"""A traceback copied from a page's source: its `<pre><code>` block, or a paragraph whose lines `<br>` joins."""
 _RAY_REPEATED = re.compile(r" ?\[repeated \d{1,9}x across cluster\]$", re.M)
 """Ray's log deduplication marks a line that every worker printed (`… [repeated 7x across cluster]`): not the error's."""
 
@@ -298,7 +298,7 @@ def as_printed(text: str) -> str:
         text = html.unescape(text)
     if "across cluster]" in text:
         text = _RAY_REPEATED.sub("", text)
-    if "<br" in text or "<pre" in text or "<code" in text or "</code" in text:
+    if "<br" in text or "<pre" in text or "<code" in text or "</code" in text or "</p>" in text:
         text = _HTML_BREAK.sub("\n", _HTML_BLOCK.sub("", text))
     if "![" in text or "<img" in text or "<IMG" in text:
         text = _IMAGE.sub("", text)
