@@ -270,8 +270,8 @@ def _json_texts(text: str) -> str | None:
 def as_printed(text: str) -> str:
     """The paste as the terminal printed it, before a browser, an editor or a log shipper changed it: no colour
     codes, NUL bytes or carriage returns, a traceback's escaped newlines undone, no viewer's line numbers, its
-    lines oldest first, no zero-width characters, no HTML entities or tags, no embedded screenshots or Ray's repeat counts, ASCII quotes. Everything that reads a paste
-    starts from this."""
+    lines oldest first, no zero-width characters, no HTML entities or tags, no embedded screenshots or Ray's
+    repeat counts, ASCII quotes. Everything that reads a paste starts from this."""
     if "\x1b" in text:
         text = _ANSI_ESC.sub("", text)
     if "[0m" in text or "[0;" in text:
