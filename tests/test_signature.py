@@ -2279,3 +2279,13 @@ def test_a_traceback_from_a_pages_html_a_notebook_file_or_vs_code_reads_as_pytho
     assert as_printed("<code object f at 0x7f>") == "<code object f at 0x7f>"  # a repr, not a tag: kept
     listed = "[" + ", ".join(repr(line + "\n") for line in TB_LINES) + "]"  # traceback.format_exception() printed
     assert sig(listed).lines == bare.lines
+
+
+def test_a_traceback_header_behind_two_prefixes_stays_in_its_stream() -> None:
+    """DeepSpeed's pdsh launcher puts the host before the rank (`worker-3: [rank1]: Traceback …`): the header is not
+    text glued before a traceback, so it stays on its line, in that stream, and the frames under it are read."""
+    frames = ['  File "/usr/local/lib/python3.10/dist-packages/torch/nn/parallel/distributed.py", line 825, in __init__',
+              "    _verify_param_shape_across_processes(self.process_group, parameters)"]
+    lines = [TB_LINES[0], *frames, TB_LINES[-1]]
+    s = sig("\n".join("worker-3: [rank1]: " + line for line in lines))
+    assert s.lines == (TB_LINES[-1],) and s.components == sig("\n".join(lines)).components == ("torch.nn.parallel",)

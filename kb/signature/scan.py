@@ -206,7 +206,7 @@ def _unglue(m: re.Match[str]) -> str:
     traceback under it is parsed as one."""
     head = m.group("head")
     rest = _strip_prefixes(head)[3]
-    if not rest.strip() or _strip_prefixes(m.group(0))[3].lstrip().startswith(m.group("tb")):
+    if not rest.strip() or _strip_prefixes(m.group(0))[3].lstrip().startswith(_TB):
         return m.group(0)  # only log prefixes before the header: it already starts its line
     # The header keeps the line's log prefix (`(VllmWorkerProcess pid=302) ERROR …]`): it belongs to that stream.
     return head + "\n" + head[: len(head) - len(rest)] + m.group("tb")
