@@ -533,6 +533,7 @@ class Searcher:
         strength, line = c.templates.get(ai, (0.0, -1))
         exception = short_exception(c.sig.exception)
         clash = platform_clash(c.q_tokens, have, self._own_words(ai))
+        error_tokens = self._error_tokens(c)
         return Context(
             exception=exception,
             exception_known=exception is None or exception.lower() in self.df,
@@ -541,8 +542,8 @@ class Searcher:
             article_exceptions=tuple(sorted(a.exceptions)),
             matched_error=matched,
             condition=self._condition_text(ai),
-            rare_missing=tuple(t for t in self._rarest(self._error_tokens(c)) if t not in have and t in self.df),
-            unknown_words=self._unknown_words(c),
+            rare_missing=tuple(t for t in self._rarest(error_tokens) if t not in have and t in self.df),
+            unknown_words=self._unknown_words(error_tokens, c.q_tokens),
             sharing=self._sharing(a.templates[line], c.excluded) if line >= 0 else 1,
             query_subject=next(filter(None, map(subject, c.sig.lines)), None),
             article_subject=self._article_subject(ai, line),
@@ -550,10 +551,10 @@ class Searcher:
             title_missing=self._title_missing(ai, c.words, c.printed.lower()),
         )
 
-    def _unknown_words(self, c: "Candidates") -> tuple[str, ...]:
+    def _unknown_words(self, error_tokens: list[str], q_tokens: list[str]) -> tuple[str, ...]:
         """Up to three words of the paste that no article uses, for a reason to name: its error lines' first
         (`bitsandbyte`, a typo), then the rest of the query's; never a link, which no article could hold."""
-        for tokens in (self._error_tokens(c), c.q_tokens):
+        for tokens in (error_tokens, q_tokens):
             words = tuple(dict.fromkeys(t for t in tokens if t not in self.df and "://" not in t and not _URL_HOST.match(t)))
             if words:
                 return words[:3]

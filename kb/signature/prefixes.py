@@ -99,8 +99,10 @@ _PFX_FIRST = _by_char(_BRACKETS, ["syslog", "glog", "vllm", "wandb", "gcp", "pyl
                       ["ts", "epoch", "pm2", "pdsh", "srun", "tod"],
                       {"(": ["pid"], ">": ["quote"], "#": ["buildkit", "gha"], " ": ["srun"]})
 _PFX_NEXT = _by_char(_BRACKETS, ["glog", "vllm", "pylog", "uvi", "compose"], ["ts"], {"(": ["pid"]})
-_PFX_CTX = _by_char(_BRACKETS + ["lvlb"], ["cri", "lvl", "lvlsp", "compose", "paas", "jproc"], [], {"#": ["gha"]})
-_PFX_CTX_LOGGER = _by_char(_BRACKETS + ["lvlb"], ["cri", "lvl", "lvlsp", "logger", "compose", "paas", "jproc"], [], {"#": ["gha"]})
+_CTX_LETTER = ["cri", "lvl", "lvlsp", "compose", "paas", "jproc"]
+"""What may follow a stamp or a level; a line that holds ` - ` may also name its logger (`_PFX_CTX_LOGGER`)."""
+_PFX_CTX = _by_char(_BRACKETS + ["lvlb"], _CTX_LETTER, [], {"#": ["gha"]})
+_PFX_CTX_LOGGER = _by_char(_BRACKETS + ["lvlb"], _CTX_LETTER + ["logger"], [], {"#": ["gha"]})
 _PFX_NCCL = _pfx_regex(["nccl"])
 _CTX_SET = frozenset({"syslog", "jproc", "ts", "tod", "tsb", "lvl", "lvlb", "lvlsp", "logger", "glogb", "glog", "vllm", "hfb", "dslvl", "pylog",
                       "uvi"})
