@@ -2066,6 +2066,18 @@ def test_a_traceback_inside_a_json_log_field_is_read_as_a_traceback() -> None:
     assert windows.lines == () or "C:\\new\\train.py" in windows.lines[0]
 
 
+def test_an_escaped_traceback_ends_where_its_string_closes() -> None:
+    """A traceback in one value of a JSON body or a repr'd log record: its closing quote and brace are the record's,
+    not the end of the error message a user would search for."""
+    escaped = ('Traceback (most recent call last):\\n  File \\"/app/infer.py\\", line 12, in <module>\\n    '
+               'tok = AutoTokenizer.from_pretrained(\\"m\\")\\nValueError: Tokenizer class LLaMATokenizer does not exist.')
+    message = "ValueError: Tokenizer class LLaMATokenizer does not exist."
+    body = 'requests.exceptions.HTTPError: 500 Server Error\nResponse body: {"error": "' + escaped + '", "code": 500}'
+    assert sig(body).lines[0] == message
+    record = "level='error' exception='" + escaped.replace('\\"', '"') + "'"
+    assert sig(record).lines[0] == message
+
+
 def test_a_traceback_copied_with_its_viewers_line_numbers_is_still_a_traceback() -> None:
     for gutter in ("{n}  ", "{n} | ", "  {n}: "):
         s = sig("\n".join(gutter.format(n=n) + line for n, line in enumerate(TB_LINES, start=40)))

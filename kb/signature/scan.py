@@ -81,6 +81,9 @@ A traceback's own marks say so, or a one-line paste with several: a Windows path
 (`C:\\new\\train.py`), but seldom three times on one line."""
 _LISTED_TB = re.compile(r"""\\n['"],\s*['"]""")
 """`traceback.format_exception()` printed as the list it returns: `['Traceback (most recent call last):\\n', '  File …`."""
+_ESCAPED_STRING = re.compile(r"""(?P<q>["'])(?P<body>Traceback \(most recent call last\):\\n(?:[^\n\\]|\\.)*?)(?P=q)""")
+"""The quoted string that holds an escaped traceback (`{"error": "Traceback …\\nValueError: …", "code": 500}`,
+`exception='Traceback …'`): it ends at its closing quote, and what follows is the record's, not the message's."""
 _ESCAPE = re.compile(r"\\(?:r\\n|[nt\"'\\]|u[0-9a-fA-F]{4})")
 _UNESCAPED = {"\\r\\n": "\n", "\\n": "\n", "\\t": "\t", '\\"': '"', "\\'": "'", "\\\\": "\\"}
 
@@ -287,7 +290,7 @@ def as_printed(text: str) -> str:
     if "Traceback (most recent call last):\\n', " in text or 'Traceback (most recent call last):\\n", ' in text:
         text = _LISTED_TB.sub(r"\\n", text).replace("['Traceback", "Traceback").replace('["Traceback', "Traceback")
     if "\\n" in text and (_ESCAPED_TB.search(text) or text.count("\\n") >= 3 and "\n" not in text.strip()):
-        text = _ESCAPE.sub(_unescape, text)
+        text = _ESCAPE.sub(_unescape, _ESCAPED_STRING.sub(lambda m: "\n" + m["body"] + "\n", text))
     if text[:12].lstrip()[:1].isdigit():
         text = _drop_gutter(text)
     if text.lstrip(" \t[")[:4].isdigit():
