@@ -222,3 +222,18 @@ def test_a_screenshot_embedded_in_a_question_is_not_read_as_its_words(kb):
     assert [r.article_id for r in with_shots.results] == [r.article_id for r in plain.results]
     assert with_shots.results[0].evidence == plain.results[0].evidence
     assert with_shots.results[0].confidence == plain.results[0].confidence
+
+
+def test_an_issue_forms_own_lines_are_not_read_as_the_users_words(kb):
+    """Trackers file reports through forms (`### System Info`, `- [X] I have searched the existing issues`): the
+    same lines on every report, so they say nothing about this one, and read as words they cost the answer trust."""
+    report = "vllm 部署 Qwen 报错 ValueError: No available memory for the cache blocks.\n重装环境之后才出现的"
+    form = ("### 是否已有关于该错误的issue或讨论？ | Is there an existing issue / discussion for this?\n\n"
+            "- [X] 我已经搜索过已有的issues和讨论 | I have searched the existing issues / discussions\n\n"
+            "### Reminder\n\n- [x] I have read the README and searched the existing issues.\n\n"
+            "### 当前行为 | Current Behavior\n\n" + report + "\n\n### Expected behavior\n\n### Steps To Reproduce\n")
+    plain, filed = kb.search(report), kb.search(form)
+    assert [r.article_id for r in filed.results] == [r.article_id for r in plain.results]
+    assert filed.results[0].evidence == plain.results[0].evidence
+    heading = kb.search("### RuntimeError: CUDA error: out of memory\n")  # a heading that names the error is read
+    assert "RuntimeError: CUDA error: out of memory" in heading.signature["lines"][0]

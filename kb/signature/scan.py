@@ -34,6 +34,9 @@ def extract(text: str) -> Signature:
 # What a line outside any traceback, message or summary is (see _quiet_kind).
 _PARSE, _PARSE_KW, _NOISE, _PROSE, _BLANK = range(5)
 _DIGITS_TO_0 = bytes.maketrans(b"123456789", b"000000000")
+_FORM_LINE = re.compile(r"[ \t]{0,3}(?:[-*] \[[ xX]\] |#{1,6} )")
+"""An issue form's own lines (`### System Info`, `- [X] I have searched the existing issues`): the same on every
+report filed through it, so its words say nothing about this one. A heading that names an error stays."""
 
 
 def _quiet_kind(raw: str) -> int:
@@ -49,6 +52,8 @@ def _quiet_kind(raw: str) -> int:
         kw = False  # INFO chatter and progress bars: the commonest noise, decided without the gate
     else:
         kw = _kw_hit(raw.lower())
+    if not kw and _FORM_LINE.match(raw):
+        return _BLANK
     if (
         kw
         or (raw[:1] in "WEF" and raw[1:5].isdigit())  # glog W/E/F lines carry their level only
