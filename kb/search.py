@@ -49,7 +49,7 @@ GENERIC_LINE_WEIGHT = 0.5
 """An article's generic line (kb.signature.GENERIC_LINE: a hint, a launcher summary) counts this much of a
 real error line in a template match, so `matched_error` shows the real error line whenever one matches."""
 DENSE_QUERY_CHARS = 600
-"""The signature text puts the exception and the user's words first; past this the model adds latency, not signal."""
+"""The signature text puts the user's words and the exception first; past this the model adds latency, not signal."""
 
 
 _IDENTIFIER = re.compile(r"[\d_./]|\w-\w")
@@ -351,7 +351,7 @@ class Searcher:
         dense_used = self.n_rows > 0 and self.weights.dense > 0 and (
             always_dense or self.needs_dense(self.score_matrix(feats, self.weights)))
         if dense_used:
-            qvec = self.encoder.encode([qtext[:DENSE_QUERY_CHARS]], query=True)
+            qvec = self.encoder.encode([_dense_text(sig, qtext)], query=True)
             for sim, row in self.index.dense_hits(qvec, DENSE_CANDIDATES):
                 dense_chunks[row] = max(sim, 0.0)
             dense = self._per_article_max(dense_chunks)
@@ -664,6 +664,17 @@ class Searcher:
         if self._owns_segments:
             for seg in self.segments:
                 seg.close()
+
+def _dense_text(sig: Signature, qtext: str) -> str:
+    """What the dense model reads: the query text up to DENSE_QUERY_CHARS, but never without the paste's first
+    error line. A long story before the error (an issue's environment, what the user tried) would fill the
+    window with words and leave the model blind to the one line that names the failure."""
+    window = qtext[:DENSE_QUERY_CHARS]
+    if not sig.lines or sig.lines[0][:DENSE_QUERY_CHARS // 2] in window:
+        return window
+    line = sig.lines[0][:DENSE_QUERY_CHARS // 2]
+    return qtext[:DENSE_QUERY_CHARS - len(line) - 1] + "\n" + line
+
 
 def _top_articles(signals: list[np.ndarray]) -> set[int]:
     """The candidate pool: the best POOL_PER_SIGNAL articles of each signal that have any score."""

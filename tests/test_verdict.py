@@ -418,3 +418,22 @@ def test_an_import_error_of_another_name_from_another_package_is_not_the_article
     assert resp.verdict != "answer"
     own = bundled.search("ImportError: cannot import name 'PytorchGELUTanh' from 'transformers.activations'").results[0]
     assert own.article_id == "quant-autoawq-version" and own.evidence.template >= 0.8
+
+
+def test_the_dense_model_reads_the_error_line_after_a_long_story(bundled):
+    """The dense model reads a short window of the query. A long story before the error (the environment, what
+    the user tried) must not push out of it the one line that names the failure."""
+    story = ("之前在4张A100-40G上部署Qwen-72B-Chat一直是成功的，最近重装了环境，各种库都下载的最新版。"
+             "不用推理引擎、直接用四张卡推理是成功的，换成引擎部署就不行了。重启机器、换驱动、重新下载权重都没有用。"
+             "Our admin says nothing else runs on these cards. Another node with the same image fails the same way, "
+             "and the same config worked last month, before we rebuilt the container image with newer libraries. ") * 2
+    error = "ValueError: No available memory for the cache blocks."
+    searcher = bundled.searcher()
+    read: list[str] = []
+    encode = searcher.encoder.encode
+    searcher.encoder.encode = lambda texts, **kw: read.extend(texts) or encode(texts, **kw)
+    try:
+        searcher.gather(story + "\n" + error, always_dense=True)
+    finally:
+        del searcher.encoder.encode
+    assert read and error in read[0] and story[:40] in read[0]
