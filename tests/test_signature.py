@@ -2301,3 +2301,18 @@ def test_a_traceback_header_behind_two_prefixes_stays_in_its_stream() -> None:
     lines = [TB_LINES[0], *frames, TB_LINES[-1]]
     s = sig("\n".join("worker-3: [rank1]: " + line for line in lines))
     assert s.lines == (TB_LINES[-1],) and s.components == sig("\n".join(lines)).components == ("torch.nn.parallel",)
+
+
+def test_a_message_that_opens_with_a_newline_is_read_from_the_next_line() -> None:
+    """`raise AssertionError(\"\"\"\\nFound no NVIDIA driver …\"\"\")` prints the type, a colon and nothing else: the
+    message is on the lines below. A bare `AssertionError` (no colon) has none, and the next line is not one."""
+    frames = ('Traceback (most recent call last):\n'
+              '  File "/usr/lib/python3.8/site-packages/torch/cuda/__init__.py", line 65, in _check_driver\n'
+              '    raise AssertionError("""\n')
+    below = sig(frames + "AssertionError:\nFound no NVIDIA driver on your system. Please check that you\n"
+                "have an NVIDIA GPU and installed a driver from\n")
+    assert below.lines[0] == "AssertionError: Found no NVIDIA driver on your system. Please check that you"
+    headless = sig("worker_1  | AssertionError:\nworker_1  | Found no NVIDIA driver on your system.\n")  # a cut paste
+    assert headless.lines[0] == "AssertionError: Found no NVIDIA driver on your system."
+    bare = sig(frames.replace('("""', "") + "AssertionError\nEpoch 3 finished, saving the checkpoint\n")
+    assert bare.lines == ("AssertionError",)

@@ -27,7 +27,8 @@ _ANNOUNCES_ZH = re.compile(r"(?:报错|错误|异常|如下)[^\s]{0,6}[:\uff1a]$
 
 
 class _Exc:
-    __slots__ = ("pos", "stream", "type", "message", "chain", "frames", "details", "join_next", "cpp", "ignored")
+    __slots__ = ("pos", "stream", "type", "message", "chain", "frames", "details", "join_next", "cpp", "ignored",
+                 "below")
 
     def __init__(self, pos: int, stream: str, etype: str, message: str, chain: int, frames: list[str], cpp: bool = False):
         self.pos = pos
@@ -40,6 +41,7 @@ class _Exc:
         self.join_next = False
         self.cpp = cpp
         self.ignored = False
+        self.below = False  # `AssertionError:` and nothing after: Python printed a message that opens with a newline
 
     def line(self) -> str:
         return f"{self.type}: {self.message}" if self.message else self.type
@@ -415,6 +417,8 @@ class _Extractor:
         rec = self._new_exc(st, key, pos, etype, msg)
         if rec.message:
             rec.message = rec.message[:MAX_OUT_LINE]
+        else:
+            rec.below = msg is not None  # a colon and nothing after it
         st.skip_code = False
 
     def _warning(self, pos: int, etype: str, msg: str) -> None:
@@ -452,7 +456,8 @@ class _Extractor:
                 rec.details.append(body)
             return True
         if not rec.message:
-            if indent > 0 or rec.cpp:
+            if indent > 0 or rec.cpp or (
+                    rec.below and self._classify_cached(body, None) is None and not self.users_sentence(body)):
                 rec.message = body[:MAX_OUT_LINE]
                 return True
             if rec.type.endswith("ChildFailedError"):
