@@ -2316,3 +2316,9 @@ def test_a_message_that_opens_with_a_newline_is_read_from_the_next_line() -> Non
     assert headless.lines[0] == "AssertionError: Found no NVIDIA driver on your system."
     bare = sig(frames.replace('("""', "") + "AssertionError\nEpoch 3 finished, saving the checkpoint\n")
     assert bare.lines == ("AssertionError",)
+
+
+def test_a_comment_in_a_pasted_script_is_not_taken_for_an_issue_forms_heading() -> None:
+    """An issue form's `### System Info` says nothing; a script's `# …` comment can quote what the user saw."""
+    assert sig("### 当前行为 | Current Behavior\n- [X] I have searched the existing issues\n").prose == ""
+    assert sig('sudo lspci -vvv | grep -i acsctl\n# 出现 "ACSCtl: SrcValid+ ReqRedir+ CmpltRedir+" 表示 ACS 重定向开启\n').lines

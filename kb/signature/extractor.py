@@ -457,7 +457,8 @@ class _Extractor:
             return True
         if not rec.message:
             if indent > 0 or rec.cpp or (
-                    rec.below and self._classify_cached(body, None) is None and not self.users_sentence(body)):
+                    rec.below and st.cont_n == 1 and self._classify_cached(body, None) is None
+                    and not self.users_sentence(body)):
                 rec.message = body[:MAX_OUT_LINE]
                 return True
             if rec.type.endswith("ChildFailedError"):

@@ -34,9 +34,10 @@ def extract(text: str) -> Signature:
 # What a line outside any traceback, message or summary is (see _quiet_kind).
 _PARSE, _PARSE_KW, _NOISE, _PROSE, _BLANK = range(5)
 _DIGITS_TO_0 = bytes.maketrans(b"123456789", b"000000000")
-_FORM_LINE = re.compile(r"[ \t]{0,3}(?:[-*] \[[ xX]\] |#{1,6} )")
+_FORM_LINE = re.compile(r"[ \t]{0,3}(?:[-*] \[[ xX]\] |#{2,6} )")
 """An issue form's own lines (`### System Info`, `- [X] I have searched the existing issues`): the same on every
-report filed through it, so its words say nothing about this one. A heading that names an error stays."""
+report filed through it, so its words say nothing about this one. A heading that names an error stays, and so does
+a line under a single `# `: as often a comment in a pasted script (`# 出现 "ACSCtl: …" 表示 …`) as a heading."""
 
 
 def _quiet_kind(raw: str) -> int:
