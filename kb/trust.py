@@ -104,18 +104,26 @@ _SUBJECT = re.compile(
     r"(?:Failed building wheel for|Could not build wheels for|Building wheel for|Error building extension)"
     r"\s+['\"]?([A-Za-z0-9][\w.\-]*)"
     r"|No module named\s+['\"]?([\w.]+)"
-    r"|cannot import name\s+['\"]?\w+['\"]?\s+from\s+['\"]?([\w.]+)",
+    r"|cannot import name\s+['\"]?\w+['\"]?\s+from\s+['\"]?([\w.]+)"
+    r"|unexpected keyword argument\s+['\"](\w+)"
+    r"|has no attribute\s+['\"](\w+)",
     re.I,
 )
+_FIRST_NAME_GROUP = 3
+"""Groups of _SUBJECT from this one on capture a name in code, not a package."""
 
 
 def subject(line: str | None) -> str | None:
-    """The package or module an error line is about, normalised (`flash_attn` -> `flash-attn`):
-    "Could not build wheels for X", "No module named 'X.y'", "cannot import name 'n' from 'X'"."""
+    """The name an error line is about, normalised (`flash_attn` -> `flash-attn`): the package of "Could not build
+    wheels for X", "No module named 'X.y'", "cannot import name 'n' from 'X'"; the argument of "got an unexpected
+    keyword argument 'x'"; the attribute of "… has no attribute 'x'". Their fixed wording is most of such a line,
+    so a line about another name still matches it nearly word for word."""
     m = _SUBJECT.search(line or "")
     if not m:
         return None
-    name = next(g for g in m.groups() if g)
+    group, name = next((i, g) for i, g in enumerate(m.groups()) if g)
+    if group >= _FIRST_NAME_GROUP:
+        return name.lower()  # an argument or attribute, as the user would search for it
     return name.split(".")[0].lower().replace("_", "-").strip("-'\"") or None
 
 

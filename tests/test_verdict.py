@@ -117,6 +117,19 @@ def test_error_subjects_are_read_off_the_line():
     assert subject("ImportError: cannot import name 'x' from 'transformers.utils' (/a)") == "transformers"
     assert subject("RuntimeError: Error building extension 'fused_adam'") == "fused-adam"
     assert subject("RuntimeError: CUDA error: out of memory") is None
+    assert subject("TypeError: A.__init__() got an unexpected keyword argument 'eval_strategy'") == "eval_strategy"
+    assert subject("AttributeError: 'Parameter' object has no attribute 'ds_status'") == "ds_status"
+
+
+def test_an_unexpected_argument_another_article_does_not_name_is_not_its_answer(bundled):
+    """`got an unexpected keyword argument 'x'` is fixed wording around one name: an article about another
+    renamed argument matches it nearly word for word, and it is still not the answer."""
+    own = bundled.search("TypeError: SFTTrainer.__init__() got an unexpected keyword argument 'tokenizer'")
+    assert own.results[0].article_id == "trl-sft-max-length-renamed" and own.verdict == "answer"
+    other = bundled.search("TypeError: TrainingArguments.__init__() got an unexpected keyword argument "
+                           "'evaluation_strategy'")
+    assert other.verdict != "answer"
+    assert "`evaluation_strategy`" in other.reason
 
 
 def test_numbers_that_contradict_an_article_keep_it_from_answering(bundled):
