@@ -665,6 +665,7 @@ class Searcher:
             for seg in self.segments:
                 seg.close()
 
+
 def _dense_text(sig: Signature, qtext: str) -> str:
     """What the dense model reads: the query text up to DENSE_QUERY_CHARS, but never without the paste's first
     error line. A long story before the error (an issue's environment, what the user tried) would fill the
