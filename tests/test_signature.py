@@ -2322,3 +2322,15 @@ def test_a_comment_in_a_pasted_script_is_not_taken_for_an_issue_forms_heading() 
     """An issue form's `### System Info` says nothing; a script's `# …` comment can quote what the user saw."""
     assert sig("### 当前行为 | Current Behavior\n- [X] I have searched the existing issues\n").prose == ""
     assert sig('sudo lspci -vvv | grep -i acsctl\n# 出现 "ACSCtl: SrcValid+ ReqRedir+ CmpltRedir+" 表示 ACS 重定向开启\n').lines
+
+
+def test_a_blogs_paragraph_that_says_error_is_prose_not_an_error_line() -> None:
+    """A write-up pasted whole: its paragraphs say `error` in the writer's words. No tool prints a message of three
+    sentences and thirty words without a number in it."""
+    paragraph = ("Customizing large language models with the Transformers library requires careful management of "
+                 "special tokens. A common configuration error during fine-tuning is the conflation of the padding "
+                 "token and the end of sequence token. When these are unified, the model fails to stop generating.")
+    s = sig("Fixing infinite generation after fine-tuning\n\n" + paragraph)
+    assert s.lines == () and "configuration error" in s.prose
+    oom = "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB."
+    assert sig(oom).lines == (oom,)

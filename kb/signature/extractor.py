@@ -26,6 +26,11 @@ _ANNOUNCES = re.compile(r"(?:error|exception|failure)s?:$", re.I)
 _ANNOUNCES_ZH = re.compile(r"(?:报错|错误|异常|如下)[^\s]{0,6}[:\uff1a]$")
 
 
+_PARAGRAPH = re.compile(r"^(?!.*\d)(?=(?:\S+\s+){29})(?:[^.!?]{20,}[.!?]\s+){2}[A-Z]")
+"""A blog's paragraph: thirty words or more, three sentences or more, not a digit among them. No tool prints its
+message that way (an OOM message, which has as many words, has sizes), so its `error` is the writer's word."""
+
+
 class _Exc:
     __slots__ = ("pos", "stream", "type", "message", "chain", "frames", "details", "join_next", "cpp", "ignored",
                  "below")
@@ -711,7 +716,7 @@ class _Extractor:
     def users_sentence(cls, body: str) -> bool:
         """A sentence a person wrote ('here is the log:', 'I saw this error occurs in …'), not a log line. One that
         opens in the first person ('I am using accelerate==0.33.0 … but got error below') is, whatever code it names."""
-        return (cls.prose_like(body) and _HUMAN.search(body) is not None) or (
+        return (cls.prose_like(body) and (_HUMAN.search(body) is not None or _PARAGRAPH.search(body) is not None)) or (
             _FIRST_PERSON.match(body) is not None and len(body.split()) >= 6)
 
     @staticmethod
