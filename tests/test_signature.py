@@ -2334,3 +2334,11 @@ def test_a_blogs_paragraph_that_says_error_is_prose_not_an_error_line() -> None:
     assert s.lines == () and "configuration error" in s.prose
     oom = "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB."
     assert sig(oom).lines == (oom,)
+
+
+def test_an_out_of_memory_message_without_its_exception_type_is_an_error_line() -> None:
+    """Copied from the middle of a line, the OOM message has no `torch.OutOfMemoryError:` before it, and its
+    `non-PyTorch memory` must not send it the way of lines whose only error word is a negation."""
+    oom = ("CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.41 "
+           "GiB is free. Including non-PyTorch memory, this process has 77.72 GiB memory in use.")
+    assert sig(oom).lines == (oom,)
