@@ -262,11 +262,11 @@ def _kw_hit(low: str) -> bool:
         return True
     if _is_requirement(low):
         return True
-    if "not " in low or "no " in low or "n't" in low or "non-" in low:
+    # A negated line is a signal only in these phrases (`non-zero` included; `non-PyTorch memory` is no negation)
+    if "not " in low or "no " in low or "n't" in low or "non-zero" in low:
         return "not found" in low or "no such" in low or "no module" in low or "can't" in low or (
             "could not" in low or "not supported" in low or "not available" in low or "not detected" in low
             or "not compatible with" in low or "did not" in low or "non-zero" in low
-            or low.startswith("cuda out of memory")  # its `non-PyTorch memory` is no negation
         )
     return (
         "what():" in low
