@@ -671,9 +671,9 @@ def _dense_text(sig: Signature, qtext: str) -> str:
     error line. A long story before the error (an issue's environment, what the user tried) would fill the
     window with words and leave the model blind to the one line that names the failure."""
     window = qtext[:DENSE_QUERY_CHARS]
-    if not sig.lines or sig.lines[0][:DENSE_QUERY_CHARS // 2] in window:
+    line = sig.lines[0][:DENSE_QUERY_CHARS // 2] if sig.lines else ""
+    if not line or line in window:
         return window
-    line = sig.lines[0][:DENSE_QUERY_CHARS // 2]
     return qtext[:DENSE_QUERY_CHARS - len(line) - 1] + "\n" + line
 
 

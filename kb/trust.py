@@ -105,12 +105,10 @@ _SUBJECT = re.compile(
     r"\s+['\"]?([A-Za-z0-9][\w.\-]*)"
     r"|No module named\s+['\"]?([\w.]+)"
     r"|cannot import name\s+['\"]?\w+['\"]?\s+from\s+['\"]?([\w.]+)"
-    r"|unexpected keyword argument\s+['\"](\w+)"
-    r"|has no attribute\s+['\"](\w+)",
+    r"|unexpected keyword argument\s+['\"](?P<argument>\w+)"
+    r"|has no attribute\s+['\"](?P<attribute>\w+)",
     re.I,
 )
-_FIRST_NAME_GROUP = 3
-"""Groups of _SUBJECT from this one on capture a name in code, not a package."""
 
 
 def subject(line: str | None) -> str | None:
@@ -121,9 +119,10 @@ def subject(line: str | None) -> str | None:
     m = _SUBJECT.search(line or "")
     if not m:
         return None
-    group, name = next((i, g) for i, g in enumerate(m.groups()) if g)
-    if group >= _FIRST_NAME_GROUP:
-        return name.lower()  # an argument or attribute, as the user would search for it
+    code_name = m["argument"] or m["attribute"]
+    if code_name:
+        return code_name.lower()  # a name in code, as the user would search for it
+    name = next(g for g in m.groups() if g)
     return name.split(".")[0].lower().replace("_", "-").strip("-'\"") or None
 
 
