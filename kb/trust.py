@@ -17,6 +17,11 @@ PLATFORMS = {
     "npu": ("npu", "ascend", "cann", "hccl", "mindspore", "torch_npu"),
     "xpu": ("xpu", "ipex", "oneapi"),
     "hpu": ("hpu", "habana", "gaudi"),
+    "maca": ("maca", "metax"),
+    "mlu": ("mlu", "cambricon", "cnnl", "torch_mlu"),
+    "musa": ("musa", "mthreads", "torch_musa"),
+    "gcu": ("gcu", "enflame", "torch_gcu"),
+    "iluvatar": ("iluvatar", "corex", "ixrt"),
     "tensorflow": ("tensorflow", "keras"),
     "paddle": ("paddle", "paddlepaddle"),
     "onnxruntime": ("onnxruntime", "onnx"),
@@ -24,9 +29,11 @@ PLATFORMS = {
     "openvino": ("openvino",),
 }
 """Platforms and frameworks besides PyTorch on CUDA, each with the tokens that name it: a paste about
-one that an article never names is an error from elsewhere that merely shares words."""
+one that an article never names is an error from elsewhere that merely shares words. Chinese users often
+train on domestic accelerators (MetaX MACA, Cambricon MLU, Moore Threads MUSA, Enflame GCU, Iluvatar CoreX),
+whose stacks mimic CUDA's words and errors but not its causes."""
 _PLATFORM_OF = {tok: name for name, toks in PLATFORMS.items() for tok in toks}
-ACCELERATORS = frozenset({"xla", "mps", "rocm", "npu", "xpu", "hpu"})
+ACCELERATORS = frozenset({"xla", "mps", "rocm", "npu", "xpu", "hpu", "maca", "mlu", "musa", "gcu", "iluvatar"})
 """The PLATFORMS that are other hardware than NVIDIA's; the rest are other frameworks or runtimes than PyTorch."""
 
 

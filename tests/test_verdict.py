@@ -58,6 +58,20 @@ def test_an_error_on_another_platform_is_not_answered_with_the_cuda_article(bund
     assert tf.reason == "the paste is about `tensorflow`; the closest article is about `pytorch`", tf.reason
 
 
+def test_a_domestic_accelerators_copy_of_a_cuda_error_is_not_answered_with_the_cuda_article(bundled):
+    """Moore Threads' torch_musa and MetaX's MACA print CUDA's messages with their own name in them (realAG-13:
+    a port 'already in use' that no process held, on MetaX): the CUDA article's cause is not theirs."""
+    musa = bundled.search("RuntimeError: MUSA out of memory. Tried to allocate 2.00 GiB (GPU 0; 47.98 GiB total "
+                          "capacity; 44.10 GiB already allocated; 1.20 GiB free; 45.00 GiB reserved in total by PyTorch)")
+    assert not musa.confident
+    assert musa.reason == "the paste is about `musa`; the closest article is about `cuda`", musa.reason
+    socket = ("RuntimeError: The server socket has failed to listen on any local network address. port: 29500, "
+              "useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use")
+    assert bundled.search(socket).confident
+    metax = bundled.search(socket + "\n硬件: 8x MetaX MXC500 GPU, MACA 3.2.1")
+    assert not metax.confident and "`maca`" in metax.reason
+
+
 def test_an_article_about_another_accelerator_does_not_answer_a_cuda_paste(bundled):
     """ROCm's `HIP error: invalid device function` has an article; the same words from CUDA are another matter."""
     hip = bundled.search("RuntimeError: HIP error: invalid device function\nHIP kernel errors might be asynchronously "
