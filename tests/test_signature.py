@@ -2079,7 +2079,7 @@ def test_an_escaped_traceback_ends_where_its_string_closes() -> None:
 
 
 def test_a_traceback_copied_with_its_viewers_line_numbers_is_still_a_traceback() -> None:
-    for gutter in ("{n}  ", "{n} | ", "  {n}: "):
+    for gutter in ("{n}  ", "{n} | ", "  {n}: ", "{n}"):  # the last: GitHub Actions' log page, glued
         s = sig("\n".join(gutter.format(n=n) + line for n, line in enumerate(TB_LINES, start=40)))
         assert (s.exception, s.lines) == ("RuntimeError", (TB_LINES[-1],)), gutter
     ranks = sig("\n".join(f"{r}: {line}" for r, line in zip((0, 1, 0, 1), TB_LINES)))  # srun's rank, not a gutter

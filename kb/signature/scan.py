@@ -99,7 +99,7 @@ def _unescape(m: re.Match[str]) -> str:
     return chr(int(e[2:], 16)) if e[1] == "u" else _UNESCAPED[e]  # `\u4f60`: JSON's escape of a Chinese character
 
 
-_GUTTER = re.compile(r"[ \t]*(\d{1,6})(?:(?P<bar>[ \t]*[|\u2502:][ \t]?)|(?P<gap>[ \t]+)|$)")
+_GUTTER = re.compile(r"[ \t]*(\d{1,6})(?:(?P<bar>[ \t]*[|\u2502:][ \t]?)|(?P<gap>[ \t]+)|(?P<glued>(?=[A-Za-z]))|$)")
 _GUTTER_MIN_LINES = 3
 
 
@@ -107,7 +107,8 @@ def _drop_gutter(text: str) -> str:
     """The paste without the line numbers of the editor, pastebin or viewer it was copied from (`1  Traceback …`,
     `2 |   File …`): a gutter numbers nearly every line, one up from the last. Log lines that open with a
     number (ranks, epoch timestamps) do not count up that way. A gutter of spaces is as wide as its narrowest
-    gap: what is wider is the line's own indentation."""
+    gap: what is wider is the line's own indentation; a gutter glued to the text (`12Traceback …`, `13  File …`,
+    copied from GitHub Actions' log page) has no gap of its own."""
     lines = text.split("\n")
     first = [_GUTTER.match(line) for line in lines[:_GUTTER_MIN_LINES * 2] if line.strip()][:_GUTTER_MIN_LINES]
     if len(first) < _GUTTER_MIN_LINES or not all(first) or any(
@@ -121,7 +122,8 @@ def _drop_gutter(text: str) -> str:
     steps = sum(1 for a, b in zip(numbered, numbered[1:]) if b == a + 1)
     if steps < 0.9 * (len(numbered) - 1):
         return text
-    gap = min((len(m.group("gap")) for m in found if m and m.group("gap")), default=0)
+    glued = any(m and m.group("glued") is not None for m in found)  # GitHub Actions' viewer: `12Traceback …`
+    gap = 0 if glued else min((len(m.group("gap")) for m in found if m and m.group("gap")), default=0)
     return "\n".join(line if m is None else line[m.end("bar"):] if m.group("bar") is not None else
                      line[m.end(1) + min(gap, len(m.group("gap") or "")):] for line, m in zip(lines, found))
 
