@@ -1548,6 +1548,21 @@ def test_the_users_words_with_percent_and_tilde_are_prose_and_the_hostfile_notic
     assert "0% util" in s.prose
 
 
+def test_the_exit_warning_about_an_undestroyed_process_group_is_not_the_error() -> None:
+    """PyTorch 2.4+ prints it at the exit of every process that never called destroy_process_group, after a crash
+    too (realAJ-01): its words (`destroy`, `pending`, `program`) are not the failure's and must not weigh against it."""
+    s = extract("\n".join([
+        "RuntimeError: FlashAttention only supports Ampere GPUs or newer.",
+        "[rank0]:[W1216 10:12:45.123456789 ProcessGroupNCCL.cpp:1250] Warning: WARNING: process group has NOT been "
+        "destroyed before we destruct ProcessGroupNCCL. On normal program exit, the application should call "
+        "destroy_process_group to ensure that any pending NCCL operations have finished in this process. In rare "
+        "cases this process can exit before this point and block the progress of another member of the process "
+        "group. This constraint has always been present,  but this warning has only been added since PyTorch 2.4 "
+        "(function operator())",
+    ]))
+    assert s.lines == ("RuntimeError: FlashAttention only supports Ampere GPUs or newer.",)
+
+
 def test_a_numbered_tag_and_an_unpadded_glog_date_are_prefixes() -> None:
     """Seen in a real LLaMA-Factory log: `[80746] [rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607]`,
     a process number in brackets and a glog date without its leading zero: the line under them is the error."""

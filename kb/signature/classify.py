@@ -72,6 +72,8 @@ _BP_SUBSTR = (
     "Welcome to bitsandbytes", "not a git repository", "submit this information together with your error trace",
     "Unable to find hostfile, will proceed with training with local",  # every single-node DeepSpeed run
     "To disable this warning, you can either",  # huggingface/tokenizers' advice under its fork warning
+    # PyTorch 2.4+ at the exit of any process that never called destroy_process_group, a crash's included
+    "process group has NOT been destroyed before we destruct ProcessGroupNCCL",
     # NCCL_DEBUG=INFO probes every start prints (an optional plugin or InfiniBand library not found, then a fallback;
     # NCCL 2.7 and older print the InfiniBand one at WARN)
     "NCCL INFO NET/Plugin", "NCCL INFO Failed to open libibverbs", "NCCL WARN Failed to open libibverbs",
