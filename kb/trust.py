@@ -10,7 +10,7 @@ import re
 from .signature import Signature
 
 
-PLATFORMS = {
+ACCELERATOR_PLATFORMS = {
     "xla": ("xla", "tpu", "jax", "jaxlib", "flax"),
     "mps": ("mps", "metal"),
     "rocm": ("rocm", "hip", "rccl", "miopen", "amdgpu"),
@@ -22,18 +22,22 @@ PLATFORMS = {
     "musa": ("musa", "mthreads", "torch_musa"),
     "gcu": ("gcu", "enflame", "torch_gcu"),
     "iluvatar": ("iluvatar", "corex", "ixrt"),
+}
+"""Hardware other than NVIDIA's. Chinese users often train on domestic accelerators (MetaX MACA, Cambricon MLU,
+Moore Threads MUSA, Enflame GCU, Iluvatar CoreX), whose stacks mimic CUDA's words and errors but not its causes."""
+FRAMEWORK_PLATFORMS = {
     "tensorflow": ("tensorflow", "keras"),
     "paddle": ("paddle", "paddlepaddle"),
     "onnxruntime": ("onnxruntime", "onnx"),
     "tensorrt": ("tensorrt", "trtexec"),
     "openvino": ("openvino",),
 }
+"""Frameworks and runtimes other than PyTorch."""
+PLATFORMS = {**ACCELERATOR_PLATFORMS, **FRAMEWORK_PLATFORMS}
 """Platforms and frameworks besides PyTorch on CUDA, each with the tokens that name it: a paste about
-one that an article never names is an error from elsewhere that merely shares words. Chinese users often
-train on domestic accelerators (MetaX MACA, Cambricon MLU, Moore Threads MUSA, Enflame GCU, Iluvatar CoreX),
-whose stacks mimic CUDA's words and errors but not its causes."""
+one that an article never names is an error from elsewhere that merely shares words."""
 _PLATFORM_OF = {tok: name for name, toks in PLATFORMS.items() for tok in toks}
-ACCELERATORS = frozenset({"xla", "mps", "rocm", "npu", "xpu", "hpu", "maca", "mlu", "musa", "gcu", "iluvatar"})
+ACCELERATORS = frozenset(ACCELERATOR_PLATFORMS)
 """The PLATFORMS that are other hardware than NVIDIA's; the rest are other frameworks or runtimes than PyTorch."""
 
 
