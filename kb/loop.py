@@ -330,5 +330,6 @@ def draft_text(gap: Gap) -> str:
         "TODO: what to do, with the commands or settings.\n\n"
         "## 中文摘要\n\n"
         "TODO: one paragraph in Chinese (现象、原因、解决办法), so a question in Chinese finds it; "
-        "write `## In English` instead if the prose above is Chinese (corpus/AUTHORING.md, Language).\n"
+        "write `## In English` instead if the prose above is Chinese (corpus/AUTHORING.md, Language).\n\n"
+        "常见说法：TODO: 3–5 ways people describe it in their own words, separated by `；`.\n"
     )
