@@ -31,6 +31,18 @@ def strip_summary(markdown: str) -> str:
     return "\n".join(l for k, l in enumerate(lines) if k not in drop).rstrip("\n") + "\n"
 
 
+def strip_page_summary(text: str) -> str:
+    """A scraped page (.txt) without its summary: the standalone `In English` / `中文摘要` line and what
+    follows it up to the paragraph on how people describe the problem (corpus/AUTHORING.md, Scraped pages)."""
+    lines = text.split("\n")
+    start = next((k for k, l in enumerate(lines) if classify_heading(l.strip()) == SUMMARY), None)
+    if start is None:
+        return text
+    end = next((k for k in range(start + 1, len(lines)) if lines[k].startswith(("People also describe it as:", "常见说法："))),
+               start + 1)
+    return "\n".join(lines[:start] + lines[end + 1:])
+
+
 def main() -> None:
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -39,9 +51,9 @@ def main() -> None:
         sys.exit(f"{dst} exists: give a new directory")
     shutil.copytree(src, dst, ignore=shutil.ignore_patterns("eval"))
     changed = 0
-    for path in dst.rglob("*.md"):
+    for path in [*dst.rglob("*.md"), *dst.rglob("*.txt")]:
         text = path.read_text(encoding="utf-8")
-        stripped = strip_summary(text)
+        stripped = strip_summary(text) if path.suffix == ".md" else strip_page_summary(text)
         if stripped != text:
             path.write_text(stripped, encoding="utf-8")
             changed += 1

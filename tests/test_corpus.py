@@ -37,11 +37,10 @@ def test_every_article_has_a_cause_and_a_fix(path):
     sections = parse_sections(doc.body, doc.title)
     assert section_text(sections, CAUSE), f"{path.name}: no root-cause section recognised"
     assert section_text(sections, FIX), f"{path.name}: no fix section recognised"
-    if path.suffix == ".md":  # a scraped page is kept as it was found
-        summary = section_text(sections, SUMMARY)
-        han = sum("\u4e00" <= ch <= "\u9fff" for ch in summary)
-        assert (han >= 60) if doc.lang == "en" else (han == 0 and len(summary.split()) >= 40), \
-            f"{path.name}: no summary in the article's other language (corpus/AUTHORING.md, Language)"
+    summary = section_text(sections, SUMMARY)  # a scraped page's too: the cleaner must keep it
+    han = sum("\u4e00" <= ch <= "\u9fff" for ch in summary)
+    assert (han >= 60) if doc.lang == "en" else (han == 0 and len(summary.split()) >= 40), \
+        f"{path.name}: no summary in the article's other language (corpus/AUTHORING.md, Language)"
     if doc.lang == "en":
         prose = "\n".join(s.text for s in sections if s.kind != SUMMARY)
         assert not any("\u4e00" <= ch <= "\u9fff" for ch in prose), f"{path.name}: an en article has Chinese text"
