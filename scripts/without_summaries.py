@@ -15,7 +15,9 @@ import shutil
 import sys
 from pathlib import Path
 
-from kb.parse import SUMMARY, classify_heading, headings
+from kb.ingest import find_article_files
+from kb.parse import SUMMARY, classify_heading, headings, parse_sections
+from kb.scraped import clean_scraped_page
 
 
 def strip_summary(markdown: str) -> str:
@@ -32,15 +34,17 @@ def strip_summary(markdown: str) -> str:
 
 
 def strip_page_summary(text: str) -> str:
-    """A scraped page (.txt) without its summary: the standalone `In English` / `中文摘要` line and what
-    follows it up to the paragraph on how people describe the problem (corpus/AUTHORING.md, Scraped pages)."""
+    """A scraped page (.txt) without its summary: the lines of the section the page's cleaner and the parser
+    read as `summary` (its standalone `In English` / `中文摘要` line and the paragraphs under it), so what counts
+    as the summary is what ingest reads as one."""
+    page = clean_scraped_page(text)
+    summary = {line.strip() for section in parse_sections(page.markdown, page.title) if section.kind == SUMMARY
+               for line in (*section.heading_path[-1:], *section.text.split("\n")) if line.strip()}
     lines = text.split("\n")
-    start = next((k for k, l in enumerate(lines) if classify_heading(l.strip()) == SUMMARY), None)
-    if start is None:
-        return text
-    end = next((k for k in range(start + 1, len(lines)) if lines[k].startswith(("People also describe it as:", "常见说法："))),
-               start + 1)
-    return "\n".join(lines[:start] + lines[end + 1:])
+    drop = [line.strip() in summary for line in lines]
+    drop = [d or (not line.strip() and 0 < k < len(lines) - 1 and drop[k - 1] and drop[k + 1])  # the gap between them
+            for k, (line, d) in enumerate(zip(lines, drop))]
+    return "\n".join(line for line, d in zip(lines, drop) if not d)
 
 
 def main() -> None:
@@ -51,9 +55,9 @@ def main() -> None:
         sys.exit(f"{dst} exists: give a new directory")
     shutil.copytree(src, dst, ignore=shutil.ignore_patterns("eval"))
     changed = 0
-    for path in [*dst.rglob("*.md"), *dst.rglob("*.txt")]:
+    for path in find_article_files([dst]):  # the files ingest would read
         text = path.read_text(encoding="utf-8")
-        stripped = strip_summary(text) if path.suffix == ".md" else strip_page_summary(text)
+        stripped = strip_page_summary(text) if path.suffix.lower() == ".txt" else strip_summary(text)
         if stripped != text:
             path.write_text(stripped, encoding="utf-8")
             changed += 1
