@@ -13,3 +13,31 @@ def test_articles_named_together_share_a_group_and_a_fold():
     assert groups[5] == "none:q6"  # an uncovered query is its own group
     fold = folds(groups)
     assert fold[0] == fold[1] and fold[2] == fold[3] == fold[4]
+
+
+def _rows(right_p, wrong_p, lao_p):
+    import numpy as np
+    p = np.array([*right_p, *wrong_p, *lao_p])
+    y = np.array([1.0] * len(right_p) + [0.0] * (len(wrong_p) + len(lao_p)))
+    kinds = np.array(["traceback"] * (len(right_p) + len(wrong_p)) + ["lao"] * len(lao_p))
+    return p, y, kinds
+
+
+def test_the_answer_cut_drops_to_keep_the_goal_share_of_right_answers_confident():
+    """The cost rule alone would leave the right answers at 0.45 unanswered (one false answer costs two
+    missed right ones, and the look-alikes sit there too); the goal keeps 0.90 of right answers confident."""
+    from kb.calibrate import choose_thresholds
+    p, y, kinds = _rows([0.9] * 80 + [0.45] * 12 + [0.2] * 8, [0.2] * 10, [0.45] * 20 + [0.1] * 80)
+    answer_at, maybe_at = choose_thresholds(p, y, kinds)
+    assert answer_at == 0.45  # the cost rule alone: 0.46
+    assert (p[y == 1] >= answer_at).mean() >= 0.90
+    assert maybe_at <= answer_at
+
+
+def test_the_goal_is_not_bought_with_look_alikes():
+    """When keeping 0.90 of right answers confident would answer more than 0.20 of the look-alikes,
+    the cost rule's cut stays."""
+    from kb.calibrate import choose_thresholds
+    p, y, kinds = _rows([0.9] * 80 + [0.45] * 12 + [0.2] * 8, [0.2] * 10, [0.45] * 40 + [0.1] * 60)
+    answer_at, _ = choose_thresholds(p, y, kinds)
+    assert answer_at > 0.45
