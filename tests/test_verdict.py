@@ -356,6 +356,25 @@ def test_the_real_error_wins_over_a_long_tail_of_launcher_noise_and_is_the_match
     assert top.matched_error and "Must flatten tensors with uniform dtype" in top.matched_error
 
 
+def test_slurm_reports_around_the_error_are_noise_not_the_signature(bundled):
+    """`srun` and `slurmstepd` print that tasks exited or were cancelled after any failure of a job: with the
+    real error in the paste they are neither its lines nor what a result's matched line may show."""
+    paste = ("srun: job 551902 queued and waiting for resources\n"
+             "srun: job 551902 has been allocated resources\n"
+             "[rank9]: RuntimeError: CUDA error: invalid device ordinal\n"
+             "srun: error: r2n7: tasks 8-15: Exited with exit code 1\n"
+             "srun: Terminating StepId=551902.0\n"
+             "slurmstepd: error: *** STEP 551902.0 ON r2n6 CANCELLED AT 2024-10-30T12:01:44 ***\n"
+             "srun: error: r2n6: tasks 0-7: Terminated\n")
+    resp = bundled.search(paste)
+    assert resp.signature["lines"] == ["RuntimeError: CUDA error: invalid device ordinal"]
+    top = resp.results[0]
+    assert top.article_id == "cuda-invalid-device-ordinal-visible-devices"
+    assert "srun" not in (top.matched_error or "") and "slurmstepd" not in (top.matched_error or "")
+    # a paste that holds nothing but Slurm's report keeps it: then it is all there is to search
+    assert bundled.search("srun: error: gpu20-15: task 0: Terminated").signature["lines"]
+
+
 def test_real_pastes_from_public_issues(bundled):
     """859 pastes copied from public issue threads, forums and blogs (corpus/eval/real_pastes.jsonl, sources
     inside), labelled by reading the articles; 328 have no article. The shipped verdicts, as a user gets them:
