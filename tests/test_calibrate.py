@@ -41,3 +41,16 @@ def test_the_goal_is_not_bought_with_look_alikes():
     p, y, kinds = _rows([0.9] * 80 + [0.45] * 12 + [0.2] * 8, [0.2] * 10, [0.45] * 40 + [0.1] * 60)
     answer_at, _ = choose_thresholds(p, y, kinds)
     assert answer_at > 0.45
+
+
+def test_a_groups_probability_comes_from_a_model_that_never_saw_it():
+    """The cut is chosen on these probabilities: a group (an article and its queries) must not vouch for itself.
+    Group `odd` is the only one whose rows with x=1 are right; a model that saw it would call them likely."""
+    import numpy as np
+    from kb.calibrate import fit_signed, held_out_probabilities, predict
+    groups = [f"g{i}" for i in range(40) for _ in range(5)] + ["odd"] * 30
+    x = np.array([[1.0] if i % 5 == 0 else [0.0] for i in range(200)] + [[1.0]] * 30)
+    y = np.array([0.0 if i % 5 == 0 else 1.0 for i in range(200)] + [1.0] * 30)
+    held_out = held_out_probabilities(x, y, groups, [0])
+    in_sample = predict(fit_signed(x, y, [0]), x)
+    assert held_out[-30:].max() < in_sample[-30:].min()
