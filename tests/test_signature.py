@@ -2101,6 +2101,17 @@ def test_a_traceback_copied_with_its_viewers_line_numbers_is_still_a_traceback()
     assert ranks.lines == (TB_LINES[-1],)
 
 
+def test_a_viewer_copy_whose_last_line_has_no_number_still_loses_its_gutter() -> None:
+    """GitHub Actions' log page numbers every line of the step's output, then shows its own `Error: Process completed
+    with exit code 1.` unnumbered under it; a user's line typed under a copy is the same. A numbered list over a
+    traceback is no gutter: the traceback is most of the paste, and unnumbered."""
+    body = "\n".join(f"{n}{line}" for n, line in enumerate(TB_LINES, start=40))
+    s = sig(body + "\nError: Process completed with exit code 1.")
+    assert (s.exception, s.lines[0]) == ("RuntimeError", TB_LINES[-1])
+    listed = sig("1 I ran the training script\n2 then it crashed\n3 here is the log:\n" + "\n".join(TB_LINES))
+    assert (listed.exception, listed.lines) == ("RuntimeError", (TB_LINES[-1],))
+
+
 def test_a_kubectl_log_with_pod_prefixes_is_read_per_pod() -> None:
     s = sig("\n".join(f"[pod/train-{pod}/trainer] {line}" for line in TB_LINES for pod in (0, 1)))  # interleaved
     assert s.exception == "RuntimeError"

@@ -101,6 +101,9 @@ def _unescape(m: re.Match[str]) -> str:
 
 _GUTTER = re.compile(r"[ \t]*(\d{1,6})(?:(?P<bar>[ \t]*[|\u2502:][ \t]?)|(?P<gap>[ \t]+)|(?P<glued>(?=[A-Za-z]))|$)")
 _GUTTER_MIN_LINES = 3
+_GUTTER_UNNUMBERED_TAIL = 2
+"""Lines after the last numbered one that the gutter may leave unnumbered: a log page's closing annotation (GitHub
+Actions' `Error: Process completed with exit code 1.`), a line the user typed under the copy."""
 
 
 def _drop_gutter(text: str) -> str:
@@ -116,8 +119,10 @@ def _drop_gutter(text: str) -> str:
         return text  # a stamp or a count that does not go up by one from the first line: no gutter
     found = [(_GUTTER.match(line) if line.strip() else None) for line in lines]
     numbered = [int(m.group(1)) for m in found if m]
-    filled = sum(1 for line in lines if line.strip())
-    if len(numbered) < _GUTTER_MIN_LINES or len(numbered) < 0.9 * filled:
+    last = max((i for i, m in enumerate(found) if m), default=-1)
+    after = sum(1 for line in lines[last + 1:] if line.strip())  # GitHub Actions' closing `Error: …` has no number
+    filled = sum(1 for line in lines[:last + 1] if line.strip())
+    if len(numbered) < _GUTTER_MIN_LINES or len(numbered) < 0.9 * filled or after > _GUTTER_UNNUMBERED_TAIL:
         return text
     steps = sum(1 for a, b in zip(numbered, numbered[1:]) if b == a + 1)
     if steps < 0.9 * (len(numbered) - 1):
