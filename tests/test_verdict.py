@@ -375,6 +375,21 @@ def test_slurm_reports_around_the_error_are_noise_not_the_signature(bundled):
     assert bundled.search("srun: error: gpu20-15: task 0: Terminated").signature["lines"]
 
 
+def test_a_docker_build_failure_is_read_as_the_error_inside_the_failed_step(bundled):
+    """BuildKit closes a failed `RUN` with `ERROR: failed to solve: process "/bin/sh -c …" did not complete
+    successfully` (and opens it with `=> ERROR [5/8] RUN …`): they say which step failed, not why."""
+    paste = ("""=> ERROR [5/8] RUN pip install flash-attn --no-build-isolation                48.3s\n"""
+             "------\n > [5/8] RUN pip install flash-attn --no-build-isolation:\n"
+             "#9 7.110       RuntimeError: flash_attn was requested, but nvcc was not found.  Are you sure your "
+             "environment has nvcc available?\n"
+             "#9 7.112 error: metadata-generation-failed\n------\n"
+             """ERROR: failed to solve: process "/bin/sh -c pip install flash-attn --no-build-isolation" did not """
+             "complete successfully: exit code: 1\n")
+    resp = bundled.search(paste)
+    assert not [line for line in resp.signature["lines"] if "failed to solve" in line or "=> ERROR" in line]
+    assert resp.results[0].article_id == "fa-build-cuda-home-nvcc-missing"
+
+
 def test_real_pastes_from_public_issues(bundled):
     """859 pastes copied from public issue threads, forums and blogs (corpus/eval/real_pastes.jsonl, sources
     inside), labelled by reading the articles; 328 have no article. The shipped verdicts, as a user gets them:

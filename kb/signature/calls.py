@@ -65,11 +65,14 @@ GENERIC_LINE = re.compile(
     r"\bException \(either an error\b|EngineCore failed to start| raised:$|"
     r"^srun: (?:error: .{1,80}: tasks? [\d,-]+: (?:Exited with exit code|Terminated|Killed)|Terminating |job \d+ |"
     r"Job step aborted|forcing job termination|got SIGCONT|launch/slurm: )|^slurmstepd: error: \*\*\* (?:STEP|JOB) |"
-    r"^Primary job\s+terminated normally|mpirun detected that one or more processes exited|" + _POINTS_ELSEWHERE.pattern[4:], re.I)
+    r"^Primary job\s+terminated normally|mpirun detected that one or more processes exited|"
+    r"failed to solve: process .{1,400} did not complete successfully|executor failed running \[|^=> ERROR \[|"
+    + _POINTS_ELSEWHERE.pattern[4:], re.I)
 """Lines that launchers, pip and PyTorch print around many different failures: a debugging hint, a
 `ChildFailedError` summary, a SIGTERM to the other ranks, pip's wheel-build epilogue, the C++ runtime's
 `terminate called after throwing ...` (the `what()` under it is the error), Slurm's and Open MPI's reports that
-tasks exited or were cancelled (`srun: error: node7: tasks 8-15: Exited with exit code 1`), the NCCL watchdog's epilogue
+tasks exited or were cancelled (`srun: error: node7: tasks 8-15: Exited with exit code 1`), Docker's report that a
+build step failed (`ERROR: failed to solve: process "/bin/sh -c pip install …" did not complete successfully`), the NCCL watchdog's epilogue
 after the timeout it reports, and a wrapper that points at the real error (`Engine core initialization
 failed. See root cause above.`, `backend='inductor' raised:` over the error it raised)."""
 
