@@ -2368,3 +2368,28 @@ def test_an_out_of_memory_message_without_its_exception_type_is_an_error_line() 
     oom = ("CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.41 "
            "GiB is free. Including non-PyTorch memory, this process has 77.72 GiB memory in use.")
     assert sig(oom).lines == (oom,)
+
+
+def test_a_log_exported_as_csv_reads_as_its_message_column() -> None:
+    """CloudWatch's `timestamp,message` export, newest row first, a message's quotes doubled; Datadog's
+    `Date,Host,Service,Message` with a whole traceback in one quoted field."""
+    rows = [f'17146458720{n:02d},"{line.replace(chr(34), chr(34) * 2)}"' for n, line in enumerate(TB_LINES)]
+    s = sig("timestamp,message\n" + "\n".join(reversed(rows)))
+    assert (s.exception, s.lines) == ("RuntimeError", (TB_LINES[-1],))
+    field = "\n".join(TB_LINES).replace('"', '""')
+    s = sig(f'Date,Host,Service,Message\n2024-05-02T10:11:12Z,gpu-1,trainer,"{field}"\n'
+            '2024-05-02T10:11:11Z,gpu-1,trainer,"step 10 loss 2.1"\n2024-05-02T10:11:10Z,gpu-1,trainer,"step 9 loss 2.2"')
+    assert (s.exception, s.lines) == ("RuntimeError", (TB_LINES[-1],))
+    prose = "time, message and place of the failure:\n" + "\n".join(TB_LINES)  # no table: left as it is
+    assert as_printed(prose) == prose
+
+
+def test_a_sagemaker_failure_reason_is_read_as_the_scripts_error() -> None:
+    """The SageMaker SDK's `UnexpectedStatusException … AlgorithmError: ExecuteUserScriptError:` wraps whatever the
+    training script raised; the script's error is the one in `ErrorMessage "…"`."""
+    s = focus(sig("UnexpectedStatusException: Error for Training job hf-training-2024-05-02-10-11-12-345: Failed. Reason: "
+            "AlgorithmError: ExecuteUserScriptError:\nExitCode 1\nErrorMessage \"torch.cuda.OutOfMemoryError: CUDA "
+            "out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 22.19 GiB of which 1.02 GiB is "
+            "free.\n\"\nCommand \"/opt/conda/bin/python3.10 train.py --epochs 3\", exit code: 1"))
+    assert s.exception == "torch.cuda.OutOfMemoryError"
+    assert [line[:44] for line in s.lines] == ["torch.cuda.OutOfMemoryError: CUDA out of mem"]

@@ -67,12 +67,15 @@ GENERIC_LINE = re.compile(
     r"Job step aborted|forcing job termination|got SIGCONT|launch/slurm: )|^slurmstepd: error: \*\*\* (?:STEP|JOB) |"
     r"^Primary job\s+terminated normally|mpirun detected that one or more processes exited|"
     r"failed to solve: process .{1,400} did not complete successfully|executor failed running \[|^=> ERROR \[|"
+    r"\bExecuteUserScriptError\b|\bUnexpectedStatusException\b|^ExitCode \d+$|^Command \".{1,400}\", exit code: \d+$|"
     + _POINTS_ELSEWHERE.pattern[4:], re.I)
 """Lines that launchers, pip and PyTorch print around many different failures: a debugging hint, a
 `ChildFailedError` summary, a SIGTERM to the other ranks, pip's wheel-build epilogue, the C++ runtime's
 `terminate called after throwing ...` (the `what()` under it is the error), Slurm's and Open MPI's reports that
 tasks exited or were cancelled (`srun: error: node7: tasks 8-15: Exited with exit code 1`), Docker's report that a
-build step failed (`ERROR: failed to solve: process "/bin/sh -c pip install …" did not complete successfully`), the NCCL watchdog's epilogue
+build step failed (`ERROR: failed to solve: process "/bin/sh -c pip install …" did not complete successfully`),
+SageMaker's failure reason around the script's error (`ExecuteUserScriptError:`, `ExitCode 1`), the NCCL watchdog's
+epilogue
 after the timeout it reports, and a wrapper that points at the real error (`Engine core initialization
 failed. See root cause above.`, `backend='inductor' raised:` over the error it raised)."""
 
@@ -96,7 +99,7 @@ def focus(sig: Signature) -> Signature:
         return sig
     exception = sig.exception if not GENERIC_LINE.search(sig.exception or "") else None
     if exception is None:  # a wrapper's quoted error names its type (`ImportError: …`)
-        exception = next((m.group(1) for m in map(_TYPED.match, lines) if m), None)
+        exception = next((m.group(1) for m in (_TYPED.match(lines[i]) for i in keep) if m), None)
     return Signature(exception, sig.message,
                      tuple(lines[i] for i in keep), tuple(templates[i] for i in keep), sig.components,
                      sig.prose)
@@ -112,7 +115,13 @@ _IMPORT_WRAPPER = re.compile(
 (a WARNING, and the wrapper of whatever the import raised): the error is the one it quotes."""
 
 
-_TYPED = re.compile(r"([A-Za-z_]\w{0,100}(?:Error|Exception)): ")
+_SAGEMAKER_MESSAGE = re.compile(
+    r"ErrorMessage \"(?P<inner>[A-Za-z_][\w.]{0,100}(?:Error|Exception)\b[^\n]{0,600}?)\"?\s*$")
+"""SageMaker's failure reason, `… AlgorithmError: ExecuteUserScriptError:` / `ExitCode 1` / `ErrorMessage "torch.cuda.
+OutOfMemoryError: CUDA out of memory. …"`: the script's own error is the one it quotes."""
+
+
+_TYPED = re.compile(r"([A-Za-z_][\w.]{0,100}(?:Error|Exception)): ")
 
 
 def _inner_error(line: str) -> str | None:
@@ -125,4 +134,8 @@ def _inner_error(line: str) -> str | None:
         m = _IMPORT_WRAPPER.search(line)
         if m:
             return f"{m.group('type')}: {m.group('msg')}"
+    if line.startswith("ErrorMessage "):
+        m = _SAGEMAKER_MESSAGE.match(line)
+        if m:
+            return m.group("inner")
     return None

@@ -3,7 +3,9 @@ decided once per line shape here; the rest go to the extractor's state machine."
 
 from __future__ import annotations
 
+import csv
 import html
+import io
 import json
 import re
 from itertools import accumulate
@@ -249,6 +251,32 @@ def _oldest_first(text: str) -> str:
     return "\n".join(reversed(lines))
 
 
+_CSV_HEADER = re.compile(
+    r"\"?@?(?:timestamp|time|date|datetime|ts)\"?[ \t]*,[^\n]{0,200}?\b@?(?:message|msg|log)\b", re.I)
+_CSV_MESSAGE = ("message", "msg", "log")
+_CSV_MIN_ROWS = 3
+
+
+def _csv_messages(text: str) -> str | None:
+    """A log exported as CSV (CloudWatch's `timestamp,message`, Logs Insights' `@timestamp,@message`, Datadog's
+    `Date,Host,Service,Message`): its message column, a row a line, oldest first when the rows came newest first.
+    Read as lines, every line would open with a stamp and a quote, and a message that holds a comma or a quote is
+    quoted and its quotes doubled (`File ""/opt/ml/code/train.py"", line 88`). None when it does not parse so."""
+    try:
+        rows = list(csv.reader(io.StringIO(text.strip())))
+    except csv.Error:
+        return None
+    header = [h.strip().lstrip("@").lower() for h in rows[0]]
+    col = next((i for i, h in enumerate(header) if h in _CSV_MESSAGE), None)
+    body = [r for r in rows[1:] if r]
+    if col is None or len(body) < _CSV_MIN_ROWS or any(len(r) != len(header) for r in body):
+        return None
+    stamps = [r[0] for r in body]
+    if all(a >= b for a, b in zip(stamps, stamps[1:])) and stamps[0] != stamps[-1]:
+        body.reverse()  # a viewer's newest-first export
+    return "\n".join(r[col].rstrip("\n") for r in body)
+
+
 _JSON_MESSAGE_MIN = 12
 
 
@@ -286,8 +314,8 @@ def _json_texts(text: str) -> str | None:
 def as_printed(text: str) -> str:
     """The paste as the terminal printed it, before a browser, an editor or a log shipper changed it: no colour
     codes, NUL bytes or carriage returns, a traceback's escaped newlines undone, no viewer's line numbers, its
-    lines oldest first, no zero-width characters, no HTML entities or tags, no embedded screenshots or Ray's
-    repeat counts, ASCII quotes. Everything that reads a paste starts from this."""
+    lines oldest first, a CSV export's message column, no zero-width characters, no HTML entities or tags, no
+    embedded screenshots or Ray's repeat counts, ASCII quotes. Everything that reads a paste starts from this."""
     if "\x1b" in text:
         text = _ANSI_ESC.sub("", text)
     if "[0m" in text or "[0;" in text:
@@ -304,6 +332,8 @@ def as_printed(text: str) -> str:
         text = _LISTED_TB.sub(r"\\n", text).replace("['Traceback", "Traceback").replace('["Traceback', "Traceback")
     if "\\n" in text and (_ESCAPED_TB.search(text) or text.count("\\n") >= 3 and "\n" not in text.strip()):
         text = _ESCAPE.sub(_unescape, _ESCAPED_STRING.sub(lambda m: "\n" + m["body"] + "\n", text))
+    if _CSV_HEADER.match(text[:400].lstrip()):
+        text = _csv_messages(text) or text
     if text[:12].lstrip()[:1].isdigit():
         text = _drop_gutter(text)
     if text.lstrip(" \t[")[:4].isdigit():
