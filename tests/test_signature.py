@@ -2393,3 +2393,12 @@ def test_a_sagemaker_failure_reason_is_read_as_the_scripts_error() -> None:
             "free.\n\"\nCommand \"/opt/conda/bin/python3.10 train.py --epochs 3\", exit code: 1"))
     assert s.exception == "torch.cuda.OutOfMemoryError"
     assert [line[:44] for line in s.lines] == ["torch.cuda.OutOfMemoryError: CUDA out of mem"]
+
+
+def test_aws_logs_text_output_reads_as_its_messages() -> None:
+    """`aws logs get-log-events --output text` and `filter-log-events` (an event id and the stream first)."""
+    got = sig("\n".join(f"EVENTS\t17146458720{n:02d}\t{line}\t17146458721{n:02d}" for n, line in enumerate(TB_LINES)))
+    assert (got.exception, got.lines) == ("RuntimeError", (TB_LINES[-1],))
+    got = sig("\n".join(f"EVENTS\t3722{n}9088\t17146458720{n:02d}\ttrain/algo-1\t{line}\t17146458721{n:02d}"
+                        for n, line in enumerate(TB_LINES)))
+    assert (got.exception, got.lines) == ("RuntimeError", (TB_LINES[-1],))

@@ -277,6 +277,16 @@ def _csv_messages(text: str) -> str | None:
     return "\n".join(r[col].rstrip("\n") for r in body)
 
 
+def _aws_event_message(line: str) -> str:
+    """`aws logs get-log-events --output text` prints `EVENTS<tab>ingestion time<tab>message<tab>timestamp`, and
+    `filter-log-events` an event id and the log stream before the message: the message is its last field that is
+    not a number."""
+    if not line.startswith("EVENTS\t"):
+        return line
+    fields = [f for f in line.split("\t")[1:] if not f.isdigit()]
+    return fields[-1] if fields else ""
+
+
 _JSON_MESSAGE_MIN = 12
 
 
@@ -334,6 +344,8 @@ def as_printed(text: str) -> str:
         text = _ESCAPE.sub(_unescape, _ESCAPED_STRING.sub(lambda m: "\n" + m["body"] + "\n", text))
     if _CSV_HEADER.match(text[:400].lstrip()):
         text = _csv_messages(text) or text
+    if "EVENTS\t" in text:
+        text = "\n".join(map(_aws_event_message, text.split("\n")))
     if text[:12].lstrip()[:1].isdigit():
         text = _drop_gutter(text)
     if text.lstrip(" \t[")[:4].isdigit():
