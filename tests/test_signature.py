@@ -2101,6 +2101,19 @@ def test_a_traceback_copied_with_its_viewers_line_numbers_is_still_a_traceback()
     assert ranks.lines == (TB_LINES[-1],)
 
 
+def test_grep_n_context_lines_are_a_gutter() -> None:
+    """`grep -n -B5 RuntimeError train.log`: `120-` before a context line, `125:` before a match, `--` between
+    groups; the frames under the numbers are read, so the paste keeps its components."""
+    frames = ("Traceback (most recent call last):", '  File "/app/train.py", line 12, in <module>', "    main()",
+              '  File "/opt/conda/lib/python3.11/site-packages/torch/cuda/__init__.py", line 478, in set_device',
+              "    torch._C._cuda_setDevice(device)", "RuntimeError: CUDA error: invalid device ordinal")
+    groups = ["\n".join(f"{start + n}{':' if n == len(frames) - 1 else '-'}{line}" for n, line in enumerate(frames))
+              for start in (120, 300, 510, 777, 901)]
+    s = sig("\n--\n".join(groups))
+    assert (s.exception, s.lines) == ("RuntimeError", (frames[-1],))
+    assert s.components == ("torch.cuda",)
+
+
 def test_a_viewer_copy_whose_last_line_has_no_number_still_loses_its_gutter() -> None:
     """GitHub Actions' log page numbers every line of the step's output, then shows its own `Error: Process completed
     with exit code 1.` unnumbered under it; a user's line typed under a copy is the same. A numbered list over a

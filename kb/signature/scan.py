@@ -101,7 +101,7 @@ def _unescape(m: re.Match[str]) -> str:
     return chr(int(e[2:], 16)) if e[1] == "u" else _UNESCAPED[e]  # `\u4f60`: JSON's escape of a Chinese character
 
 
-_GUTTER = re.compile(r"[ \t]*(\d{1,6})(?:(?P<bar>[ \t]*[|\u2502:][ \t]?)|(?P<gap>[ \t]+)|(?P<glued>(?=[A-Za-z]))|$)")
+_GUTTER = re.compile(r"[ \t]*(\d{1,6})(?:(?P<bar>[ \t]*[|\u2502:-][ \t]?)|(?P<gap>[ \t]+)|(?P<glued>(?=[A-Za-z]))|$)")
 _GUTTER_MIN_LINES = 3
 _GUTTER_UNNUMBERED_TAIL = 2
 """Lines after the last numbered one that the gutter may leave unnumbered: a log page's closing annotation (GitHub
@@ -113,7 +113,8 @@ def _drop_gutter(text: str) -> str:
     `2 |   File …`): a gutter numbers nearly every line, one up from the last. Log lines that open with a
     number (ranks, epoch timestamps) do not count up that way. A gutter of spaces is as wide as its narrowest
     gap: what is wider is the line's own indentation; a gutter glued to the text (`12Traceback …`, `13  File …`,
-    copied from GitHub Actions' log page) has no gap of its own."""
+    copied from GitHub Actions' log page) has no gap of its own. `grep -n`'s `120-` (context) and `125:` (match)
+    are gutters too."""
     lines = text.split("\n")
     first = [_GUTTER.match(line) for line in lines[:_GUTTER_MIN_LINES * 2] if line.strip()][:_GUTTER_MIN_LINES]
     if len(first) < _GUTTER_MIN_LINES or not all(first) or any(
@@ -123,10 +124,17 @@ def _drop_gutter(text: str) -> str:
     numbered = [int(m.group(1)) for m in found if m]
     last = max((i for i, m in enumerate(found) if m), default=-1)
     after = sum(1 for line in lines[last + 1:] if line.strip())  # GitHub Actions' closing `Error: …` has no number
-    filled = sum(1 for line in lines[:last + 1] if line.strip())
+    filled = sum(1 for line in lines[:last + 1] if line.strip() and line != "--")  # `--`: grep's group separator
     if len(numbered) < _GUTTER_MIN_LINES or len(numbered) < 0.9 * filled or after > _GUTTER_UNNUMBERED_TAIL:
         return text
-    steps = sum(1 for a, b in zip(numbered, numbered[1:]) if b == a + 1)
+    steps, previous, regrouped = 0, None, False
+    for line, m in zip(lines, found):
+        if line == "--":  # grep's group separator: the next group starts further down the file
+            regrouped = True
+        elif m:
+            n = int(m.group(1))
+            steps += previous is not None and (n == previous + 1 or regrouped and n > previous)
+            previous, regrouped = n, False
     if steps < 0.9 * (len(numbered) - 1):
         return text
     glued = any(m and m.group("glued") is not None for m in found)  # GitHub Actions' viewer: `12Traceback …`
