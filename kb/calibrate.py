@@ -102,6 +102,10 @@ def _kinds(rows: list[Row]) -> np.ndarray:
     return np.array([r.kind for r in rows])
 
 
+def _groups(rows: list[Row]) -> list[str]:
+    return article_groups([r.relevant for r in rows], [r.qid for r in rows])
+
+
 def features(rows: list[Row]) -> np.ndarray:
     return np.array([r.evidence.model_row() if r.evidence else [0.0] * len(MODEL_FEATURES) for r in rows])
 
@@ -203,6 +207,15 @@ def held_out_probabilities(x: np.ndarray, y: np.ndarray, groups: list[str], sign
     return p
 
 
+def _fit_and_cut(x: np.ndarray, y: np.ndarray, groups: list[str], kinds: np.ndarray, signs: list[int],
+                 seed: int = 0) -> tuple[np.ndarray, float, float]:
+    """Coefficients fitted on these rows, and (answer_at, maybe_at) chosen on their own out-of-fold
+    probabilities: what the shipped model is, and what each fold's model is when it is measured."""
+    w = fit_signed(x, y, signs)
+    answer_at, maybe_at = choose_thresholds(held_out_probabilities(x, y, groups, signs, seed), y, kinds)
+    return w, answer_at, maybe_at
+
+
 def folds(groups: list[str], k: int = FOLDS, seed: int = 0) -> np.ndarray:
     """A fold number per row, the same for every row of a group (stable: by a hash of the group;
     another `seed` deals the groups out differently)."""
@@ -220,10 +233,7 @@ class Fitted:
 
 def fit(rows: list[Row]) -> Fitted:
     x, y = features(rows), np.array([r.right for r in rows], dtype=float)
-    signs = [SIGNS.get(n, 0) for n in MODEL_FEATURES]
-    w = fit_signed(x, y, signs)
-    groups = article_groups([r.relevant for r in rows], [r.qid for r in rows])
-    answer_at, maybe_at = choose_thresholds(held_out_probabilities(x, y, groups, signs), y, _kinds(rows))
+    w, answer_at, maybe_at = _fit_and_cut(x, y, _groups(rows), _kinds(rows), [SIGNS.get(n, 0) for n in MODEL_FEATURES])
     reference = x[y == 1].mean(axis=0) if (y == 1).any() else np.zeros(x.shape[1])
     return Fitted(w, answer_at, maybe_at, reference)
 
@@ -234,7 +244,7 @@ def out_of_fold(rows: list[Row], drop: frozenset[str] = frozenset(), seed: int =
     x, y = features(rows), np.array([r.right for r in rows], dtype=float)
     keep = [i for i, n in enumerate(MODEL_FEATURES) if n not in drop]
     x = x[:, keep]
-    groups = article_groups([r.relevant for r in rows], [r.qid for r in rows])
+    groups = _groups(rows)
     fold = folds(groups, seed=seed)
     kinds = _kinds(rows)
     signs = [SIGNS.get(MODEL_FEATURES[j], 0) for j in keep]
@@ -243,9 +253,8 @@ def out_of_fold(rows: list[Row], drop: frozenset[str] = frozenset(), seed: int =
         train, test = fold != f, fold == f
         if not test.any() or len(set(y[train])) < 2:
             continue
-        w = fit_signed(x[train], y[train], signs)
-        inner = held_out_probabilities(x[train], y[train], [g for g, t in zip(groups, train) if t], signs, seed)
-        answer_at, maybe_at = choose_thresholds(inner, y[train], kinds[train])
+        w, answer_at, maybe_at = _fit_and_cut(x[train], y[train], [g for g, t in zip(groups, train) if t],
+                                              kinds[train], signs, seed)
         p = predict(w, x[test])
         for i, pi in zip(np.nonzero(test)[0], p):
             ev = rows[i].evidence

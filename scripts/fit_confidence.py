@@ -4,9 +4,9 @@
 
 Rows: every eval query's top result, and every covered query searched again with its
 article left out (kb/calibrate.py). Prints the out-of-fold figures (5 folds grouped by
-article, thresholds chosen inside each training fold on its own out-of-fold probabilities; the mean over calibrate.DEALS deals of
-articles into folds), then fits on all rows and writes the coefficients, thresholds and those
-figures. `--ablation`: the same figures with each feature switched off in turn.
+article, thresholds chosen inside each training fold on its own out-of-fold probabilities; the
+mean over calibrate.DEALS deals of articles into folds), then fits on all rows and writes the
+coefficients, thresholds and those figures. `--ablation`: the same figures with each feature switched off in turn.
 """
 
 from __future__ import annotations

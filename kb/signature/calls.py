@@ -75,8 +75,7 @@ GENERIC_LINE = re.compile(
 tasks exited or were cancelled (`srun: error: node7: tasks 8-15: Exited with exit code 1`), Docker's report that a
 build step failed (`ERROR: failed to solve: process "/bin/sh -c pip install …" did not complete successfully`),
 SageMaker's failure reason around the script's error (`ExecuteUserScriptError:`, `ExitCode 1`), the NCCL watchdog's
-epilogue
-after the timeout it reports, and a wrapper that points at the real error (`Engine core initialization
+epilogue after the timeout it reports, and a wrapper that points at the real error (`Engine core initialization
 failed. See root cause above.`, `backend='inductor' raised:` over the error it raised)."""
 
 
